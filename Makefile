@@ -1,0 +1,49 @@
+# termverify-sandbox — build, test, fuzz, bench, lint.
+# Every install step the targets need is in scripts/setup.sh, which they call.
+
+GO        ?= go
+BIN       := bin/termverify-sandbox
+PKGS      := ./...
+FUZZTIME  ?= 10m
+SHORTFUZZ ?= 10s
+
+.PHONY: all setup build example test test-race fuzz fuzz-short bench lint clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+# cgo is required: libcontainer's nsenter runs C before the Go runtime.
+build: setup
+	CGO_ENABLED=1 $(GO) build -trimpath -o $(BIN) ./cmd/termverify-sandbox
+
+# The README's first command: build, then run the main job on the bundled example.
+example: build
+	@bash scripts/example.sh
+
+# The README's second command (and CI's): vet, unit and integration tests as
+# root against the real sandbox, plus a short run of every fuzz target.
+test: build
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting" >&2; exit 1; }
+	CGO_ENABLED=1 $(GO) test -count=1 -timeout 20m $(PKGS)
+	@FUZZTIME=$(SHORTFUZZ) bash scripts/fuzz.sh
+
+# Long fuzzing: every Fuzz target for FUZZTIME each (default 10m).
+fuzz: setup
+	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+fuzz-short: setup
+	@FUZZTIME=$(SHORTFUZZ) bash scripts/fuzz.sh
+
+# Benchmarks side by side with their yardsticks; see docs/BENCHMARKS.md.
+bench: build
+	@for s in scripts/bench-*.sh; do echo "== $$s"; bash "$$s" || exit 1; done
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l . | tee /dev/stderr)"
+
+clean:
+	rm -rf bin out
