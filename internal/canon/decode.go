@@ -1,0 +1,582 @@
+package canon
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Rules are the stable identifiers of what Decode and the line checks
+// enforce. Callers branch on Rule, never on message text.
+const (
+	RuleUTF8              = "json.utf8"
+	RuleSyntax            = "json.syntax"
+	RuleDuplicateMember   = "json.duplicate-member"
+	RuleLoneSurrogate     = "json.lone-surrogate"
+	RuleNotObject         = "json.not-object"
+	RuleDepth             = "limit.depth"
+	RuleItems             = "limit.items"
+	RuleValues            = "limit.values"
+	RuleStringBytes       = "limit.string-bytes"
+	RuleRecordStringBytes = "limit.record-string-bytes"
+	RuleLineBytes         = "limit.line-bytes"
+	RuleNonFinite         = "number.non-finite"
+	RuleIntegerRange      = "number.integer-range"
+)
+
+// Error is a JSON-level violation: the rule broken, where, and a short
+// human detail (member names are quoted and truncated).
+type Error struct {
+	Rule   string
+	Offset int // byte offset in the line, or -1
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("%s at byte %d: %s", e.Rule, e.Offset, e.Detail)
+	}
+	return fmt.Sprintf("%s: %s", e.Rule, e.Detail)
+}
+
+// Quote renders s for an error message: Go-quoted, at most 40 bytes of it.
+func Quote(s string) string {
+	const max = 40
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// LexicalDepth returns the deepest simultaneous nesting of '[' and '{'
+// counted outside strings, without decoding (so it is safe on any bytes).
+// It stops counting once the depth passes limit and returns that depth.
+func LexicalDepth(line []byte, limit int) int {
+	depth, max := 0, 0
+	inString := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > max {
+				max = depth
+				if max > limit {
+					return max
+				}
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return max
+}
+
+// Decode decodes one record or message: a single JSON object. It rejects,
+// never repairs: invalid UTF-8, malformed JSON, duplicate member names at any
+// depth, lone surrogate escapes, NaN and Infinity, numbers that overflow a
+// double, integer literals beyond ±MaxSafeInteger, a top level that is not an
+// object, and any breach of the v1 value budgets (depth, items, values,
+// string bytes, record string bytes). It stops at the first violation found.
+//
+// canonical reports whether line is byte-identical to the RFC 8785 form of
+// the decoded value; it is computed in the same pass, and proven against
+// github.com/gowebpki/jcs by this package's fuzz tests.
+func Decode(line []byte) (v Value, canonical bool, err error) {
+	if !utf8.Valid(line) {
+		off := 0
+		for off < len(line) {
+			r, size := utf8.DecodeRune(line[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		return Value{}, false, &Error{Rule: RuleUTF8, Offset: off, Detail: "invalid UTF-8"}
+	}
+	d := decoder{data: line, canonical: true}
+	v, err = d.value(0)
+	if err != nil {
+		return Value{}, false, err
+	}
+	d.skipSpace()
+	if d.pos != len(d.data) {
+		return Value{}, false, d.errf(RuleSyntax, "unexpected data after the top-level value")
+	}
+	if v.Kind != Object {
+		return Value{}, false, &Error{Rule: RuleNotObject, Offset: 0, Detail: "top level is a " + v.Kind.String() + ", not an object"}
+	}
+	return v, d.canonical, nil
+}
+
+type decoder struct {
+	data      []byte
+	pos       int
+	values    int
+	strBytes  int
+	canonical bool
+}
+
+func (d *decoder) errf(rule, format string, args ...any) *Error {
+	return &Error{Rule: rule, Offset: d.pos, Detail: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.canonical = false
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) value(depth int) (Value, error) {
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		return Value{}, d.errf(RuleSyntax, "unexpected end of input")
+	}
+	d.values++
+	if d.values > MaxValues {
+		return Value{}, d.errf(RuleValues, "more than %d JSON values", MaxValues)
+	}
+	switch c := d.data[d.pos]; c {
+	case '{':
+		return d.object(depth + 1)
+	case '[':
+		return d.array(depth + 1)
+	case '"':
+		s, err := d.str()
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Kind: String, Str: s}, nil
+	case 't':
+		return d.literal("true", Value{Kind: Bool, Bool: true})
+	case 'f':
+		return d.literal("false", Value{Kind: Bool})
+	case 'n':
+		return d.literal("null", Value{})
+	case 'N':
+		if d.hasPrefix("NaN") {
+			return Value{}, d.errf(RuleNonFinite, "NaN is not a finite number")
+		}
+	case 'I':
+		if d.hasPrefix("Infinity") {
+			return Value{}, d.errf(RuleNonFinite, "Infinity is not a finite number")
+		}
+	case '-':
+		if d.hasPrefix("-Infinity") {
+			return Value{}, d.errf(RuleNonFinite, "-Infinity is not a finite number")
+		}
+		return d.number()
+	default:
+		if c >= '0' && c <= '9' {
+			return d.number()
+		}
+	}
+	return Value{}, d.errf(RuleSyntax, "invalid character %q looking for a value", d.data[d.pos])
+}
+
+func (d *decoder) hasPrefix(s string) bool {
+	return len(d.data)-d.pos >= len(s) && string(d.data[d.pos:d.pos+len(s)]) == s
+}
+
+func (d *decoder) literal(word string, v Value) (Value, error) {
+	if !d.hasPrefix(word) {
+		return Value{}, d.errf(RuleSyntax, "invalid literal, expected %s", word)
+	}
+	d.pos += len(word)
+	return v, nil
+}
+
+func (d *decoder) object(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return Value{}, d.errf(RuleDepth, "nesting deeper than %d", MaxDepth)
+	}
+	d.pos++ // '{'
+	members := []Member{}
+	var index map[string]struct{} // built once an object grows past a few members
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return Value{Kind: Object, Members: members}, nil
+	}
+	for {
+		d.skipSpace()
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return Value{}, d.errf(RuleSyntax, "expected a member name")
+		}
+		keyOff := d.pos
+		key, err := d.str()
+		if err != nil {
+			return Value{}, err
+		}
+		if index == nil && len(members) >= 8 {
+			index = make(map[string]struct{}, 2*len(members))
+			for i := range members {
+				index[members[i].Key] = struct{}{}
+			}
+		}
+		dup := false
+		if index != nil {
+			_, dup = index[key]
+			index[key] = struct{}{}
+		} else {
+			for i := range members {
+				if members[i].Key == key {
+					dup = true
+					break
+				}
+			}
+		}
+		if dup {
+			return Value{}, &Error{Rule: RuleDuplicateMember, Offset: keyOff, Detail: "duplicate JSON member " + Quote(key)}
+		}
+		if n := len(members); n > 0 && d.canonical && !Less(members[n-1].Key, key) {
+			d.canonical = false
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return Value{}, d.errf(RuleSyntax, "expected ':' after member name")
+		}
+		d.pos++
+		val, err := d.value(depth)
+		if err != nil {
+			return Value{}, err
+		}
+		if len(members) == MaxItems {
+			return Value{}, d.errf(RuleItems, "object has more than %d members", MaxItems)
+		}
+		members = append(members, Member{Key: key, Value: val})
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return Value{}, d.errf(RuleSyntax, "unexpected end of input in object")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return Value{Kind: Object, Members: members}, nil
+		default:
+			return Value{}, d.errf(RuleSyntax, "expected ',' or '}' in object")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return Value{}, d.errf(RuleDepth, "nesting deeper than %d", MaxDepth)
+	}
+	d.pos++ // '['
+	items := []Value{}
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return Value{Kind: Array, Items: items}, nil
+	}
+	for {
+		val, err := d.value(depth)
+		if err != nil {
+			return Value{}, err
+		}
+		if len(items) == MaxItems {
+			return Value{}, d.errf(RuleItems, "array has more than %d items", MaxItems)
+		}
+		items = append(items, val)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return Value{}, d.errf(RuleSyntax, "unexpected end of input in array")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return Value{Kind: Array, Items: items}, nil
+		default:
+			return Value{}, d.errf(RuleSyntax, "expected ',' or ']' in array")
+		}
+	}
+}
+
+// str decodes the string starting at the opening quote at d.pos.
+func (d *decoder) str() (string, error) {
+	start := d.pos + 1
+	i := start
+	for i < len(d.data) {
+		c := d.data[i]
+		if c == '"' {
+			s := string(d.data[start:i])
+			d.pos = i + 1
+			return s, d.countString(len(s))
+		}
+		if c == '\\' {
+			return d.strSlow(start, i)
+		}
+		if c < 0x20 {
+			d.pos = i
+			return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
+		}
+		i++
+	}
+	d.pos = i
+	return "", d.errf(RuleSyntax, "unterminated string")
+}
+
+func (d *decoder) countString(n int) error {
+	if n > MaxStringBytes {
+		return d.errf(RuleStringBytes, "string of %d bytes exceeds %d", n, MaxStringBytes)
+	}
+	d.strBytes += n
+	if d.strBytes > MaxRecordStringBytes {
+		return d.errf(RuleRecordStringBytes, "strings total more than %d bytes", MaxRecordStringBytes)
+	}
+	return nil
+}
+
+// strSlow decodes a string that has escapes; i is the first backslash.
+func (d *decoder) strSlow(start, i int) (string, error) {
+	buf := make([]byte, 0, i-start+16)
+	buf = append(buf, d.data[start:i]...)
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return string(buf), d.countString(len(buf))
+		case c < 0x20:
+			d.pos = i
+			return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
+		case c != '\\':
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		// An escape.
+		if i+1 >= len(d.data) {
+			d.pos = i
+			return "", d.errf(RuleSyntax, "unterminated escape")
+		}
+		e := d.data[i+1]
+		switch e {
+		case '"', '\\':
+			buf = append(buf, e)
+		case '/':
+			buf = append(buf, '/')
+			d.canonical = false
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, lower, ok := hex4(d.data, i+2)
+			if !ok {
+				d.pos = i
+				return "", d.errf(RuleSyntax, "invalid \\u escape")
+			}
+			i += 6
+			switch {
+			case utf16.IsSurrogate(r):
+				if r >= 0xDC00 {
+					d.pos = i - 6
+					return "", d.errf(RuleLoneSurrogate, "lone surrogate escape \\u%04x", r)
+				}
+				r2, _, ok2 := rune(0), false, false
+				if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
+					r2, _, ok2 = hex4(d.data, i+2)
+				}
+				if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
+					d.pos = i - 6
+					return "", d.errf(RuleLoneSurrogate, "lone surrogate escape \\u%04x", r)
+				}
+				i += 6
+				buf = utf8.AppendRune(buf, utf16.DecodeRune(r, r2))
+				d.canonical = false // canonical form writes it raw
+			case r < 0x20:
+				if !lower || r == '\b' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
+					d.canonical = false
+				}
+				buf = append(buf, byte(r))
+			default:
+				buf = utf8.AppendRune(buf, r)
+				d.canonical = false
+			}
+			continue
+		default:
+			d.pos = i
+			return "", d.errf(RuleSyntax, "invalid escape \\%c", e)
+		}
+		i += 2
+	}
+	d.pos = i
+	return "", d.errf(RuleSyntax, "unterminated string")
+}
+
+// hex4 reads four hex digits at b[i:]; lower is false if any is uppercase.
+func hex4(b []byte, i int) (r rune, lower, ok bool) {
+	if i+4 > len(b) {
+		return 0, false, false
+	}
+	lower = true
+	for _, c := range b[i : i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+			lower = false
+		default:
+			return 0, false, false
+		}
+	}
+	return r, lower, true
+}
+
+// number scans an RFC 8259 number at d.pos.
+func (d *decoder) number() (Value, error) {
+	start := d.pos
+	i := d.pos
+	b := d.data
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		d.pos = i
+		return Value{}, d.errf(RuleSyntax, "invalid number")
+	}
+	integer := true
+	if i < len(b) && b[i] == '.' {
+		integer = false
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			d.pos = i
+			return Value{}, d.errf(RuleSyntax, "invalid number: no digits after '.'")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		integer = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			d.pos = i
+			return Value{}, d.errf(RuleSyntax, "invalid number: no digits in exponent")
+		}
+	}
+	lit := string(b[start:i])
+	if integer {
+		n, err := strconv.ParseInt(lit, 10, 64)
+		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
+			return Value{}, &Error{Rule: RuleIntegerRange, Offset: start,
+				Detail: fmt.Sprintf("integer %s is beyond ±(2^53-1)", truncate(lit))}
+		}
+		if d.canonical && strconv.FormatInt(n, 10) != lit {
+			d.canonical = false // "-0"
+		}
+	} else {
+		f, err := strconv.ParseFloat(lit, 64)
+		if math.IsInf(f, 0) {
+			return Value{}, &Error{Rule: RuleNonFinite, Offset: start,
+				Detail: fmt.Sprintf("number %s is not finite as a double", truncate(lit))}
+		}
+		_ = err // an underflow to zero is finite, as in Python
+		if d.canonical {
+			if s, err := jcs.NumberToJSON(f); err != nil || s != lit {
+				d.canonical = false
+			}
+		}
+	}
+	d.pos = i
+	return Value{Kind: Number, Str: lit}, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// Less reports whether a sorts before b by UTF-16 code units, the member
+// order RFC 8785 prescribes (U+1F600 sorts before U+E000).
+func Less(a, b string) bool {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return len(a) < len(b)
+	}
+	if a[i] < 0x80 && b[i] < 0x80 {
+		return a[i] < b[i]
+	}
+	// Back up to the start of the rune that differs and compare UTF-16 units.
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	a1, a2 := utf16Units(ra)
+	b1, b2 := utf16Units(rb)
+	if a1 != b1 {
+		return a1 < b1
+	}
+	return a2 < b2
+}
+
+// utf16Units returns the UTF-16 code units of r (the second is 0 for BMP).
+func utf16Units(r rune) (rune, rune) {
+	if r >= 0x10000 {
+		return utf16.EncodeRune(r)
+	}
+	return r, 0
+}
