@@ -1,0 +1,218 @@
+package canon
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+)
+
+func TestDecodeRules(t *testing.T) {
+	cases := []struct {
+		name, in, rule string
+		canonical      bool
+	}{
+		{"empty object", `{}`, "", true},
+		{"canonical", `{"a":[1,-2,1.5,1e+21,1e-7,"x",true,false,null],"b":{}}`, "", true},
+		{"whitespace", `{"a": 1}`, "", false},
+		{"unsorted", `{"b":1,"a":2}`, "", false},
+		{"utf16 order", "{\"\U0001F600\":1,\"\uE000\":2}", "", true},
+		{"utf16 order wrong", "{\"\uE000\":2,\"\U0001F600\":1}", "", false},
+		{"float 1.0", `{"a":1.0}`, "", false},
+		{"1e21", `{"a":1e21}`, "", false},
+		{"1E+21", `{"a":1E+21}`, "", false},
+		{"-0", `{"a":-0}`, "", false},
+		{"-0.0", `{"a":-0.0}`, "", false},
+		{"1e-07", `{"a":1e-07}`, "", false},
+		{"escaped slash", `{"a":"\/"}`, "", false},
+		{"upper hex", `{"a":"\u001F"}`, "", false},
+		{"lower hex", `{"a":"\u001f"}`, "", true},
+		{"u-escaped newline", `{"a":"\u000a"}`, "", false},
+		{"escaped non-ascii", `{"a":"\u00e9"}`, "", false},
+		{"raw DEL", "{\"a\":\"\x7f\"}", "", true},
+		{"surrogate pair", `{"a":"\ud83d\ude00"}`, "", false},
+		{"lone high", `{"a":"\ud800"}`, RuleLoneSurrogate, false},
+		{"lone low", `{"a":"\udc00x"}`, RuleLoneSurrogate, false},
+		{"high then non-low", `{"a":"\ud800\u0041"}`, RuleLoneSurrogate, false},
+		{"bad utf8", "{\"a\":\"\xff\"}", RuleUTF8, false},
+		{"raw surrogate bytes", "{\"a\":\"\xed\xa0\x80\"}", RuleUTF8, false},
+		{"duplicate", `{"a":1,"a":2}`, RuleDuplicateMember, false},
+		{"deep duplicate", `{"a":[{"b":{"c":1,"c":1}}]}`, RuleDuplicateMember, false},
+		{"many members duplicate", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"a":1}`, RuleDuplicateMember, false},
+		{"NaN", `{"a":NaN}`, RuleNonFinite, false},
+		{"Infinity", `{"a":-Infinity}`, RuleNonFinite, false},
+		{"overflow", `{"a":1e400}`, RuleNonFinite, false},
+		{"underflow is zero", `{"a":1e-400}`, "", false},
+		{"max safe", `{"a":9007199254740991}`, "", true},
+		{"2^53", `{"a":9007199254740992}`, RuleIntegerRange, false},
+		{"-2^53", `{"a":-9007199254740992}`, RuleIntegerRange, false},
+		{"long digits", `{"a":` + strings.Repeat("9", 10000) + `}`, RuleIntegerRange, false},
+		{"long float digits", `{"a":0.` + strings.Repeat("1", 10000) + `}`, "", false},
+		{"array top", `[1]`, RuleNotObject, false},
+		{"trailing", `{} x`, RuleSyntax, false},
+		{"leading zero", `{"a":01}`, RuleSyntax, false},
+		{"bare dot", `{"a":1.}`, RuleSyntax, false},
+		{"plus", `{"a":+1}`, RuleSyntax, false},
+		{"control char", "{\"a\":\"\x01\"}", RuleSyntax, false},
+		{"bad escape", `{"a":"\x"}`, RuleSyntax, false},
+		{"unterminated", `{"a":"x`, RuleSyntax, false},
+		{"trailing comma", `{"a":1,}`, RuleSyntax, false},
+		{"depth 64", strings.Repeat(`{"a":`, 64) + `1` + strings.Repeat(`}`, 64), "", true},
+		{"depth 65", strings.Repeat(`{"a":`, 65) + `1` + strings.Repeat(`}`, 65), RuleDepth, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, canonical, err := Decode([]byte(tc.in))
+			if tc.rule != "" {
+				ce, ok := errors.AsType[*Error](err)
+				if !ok || ce.Rule != tc.rule {
+					t.Fatalf("Decode(%.60q) error = %v, want rule %s", tc.in, err, tc.rule)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Decode(%.60q) error = %v", tc.in, err)
+			}
+			if canonical != tc.canonical {
+				t.Fatalf("canonical = %v, want %v", canonical, tc.canonical)
+			}
+			checkAgainstJCS(t, []byte(tc.in))
+		})
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	items := func(n int) string {
+		return `{"a":[` + strings.TrimSuffix(strings.Repeat("0,", n), ",") + `]}`
+	}
+	str := func(n int) string { return `{"a":"` + strings.Repeat("x", n) + `"}` }
+	twoStrings := func(n int) string {
+		return `{"a":"` + strings.Repeat("x", 1<<20) + `","b":"` + strings.Repeat("y", n-(1<<20)-2) + `"}`
+	}
+	cases := []struct {
+		name, in, rule string
+	}{
+		{"items at limit", items(MaxItems), ""},
+		{"items over", items(MaxItems + 1), RuleItems},
+		{"string at limit", str(MaxStringBytes), ""},
+		{"string over", str(MaxStringBytes + 1), RuleStringBytes},
+		{"record strings at limit", twoStrings(MaxRecordStringBytes), ""},
+		{"record strings over", twoStrings(MaxRecordStringBytes + 1), RuleRecordStringBytes},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, _, err := Decode([]byte(tc.in))
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				if err := Measure(&v).Check(); err != nil {
+					t.Fatalf("Measure.Check: %v", err)
+				}
+				return
+			}
+			if ce, ok := errors.AsType[*Error](err); !ok || ce.Rule != tc.rule {
+				t.Fatalf("Decode error = %v, want rule %s", err, tc.rule)
+			}
+		})
+	}
+}
+
+func TestValuesBudget(t *testing.T) {
+	// n values: the object, the outer array, k inner arrays and the zeros.
+	build := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"a":[`)
+		left := n - 2
+		first := true
+		for left > 0 {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			k := min(10000, left-1)
+			left -= k + 1
+			b.WriteByte('[')
+			for i := 0; i < k; i++ {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteByte('0')
+			}
+			b.WriteByte(']')
+		}
+		b.WriteString(`]}`)
+		return b.Bytes()
+	}
+	v, _, err := Decode(build(MaxValues))
+	if err != nil {
+		t.Fatalf("at limit: %v", err)
+	}
+	if got := Measure(&v).Values; got != MaxValues {
+		t.Fatalf("Measure.Values = %d, want %d", got, MaxValues)
+	}
+	_, _, err = Decode(build(MaxValues + 1))
+	if ce, ok := errors.AsType[*Error](err); !ok || ce.Rule != RuleValues {
+		t.Fatalf("over limit: %v, want %s", err, RuleValues)
+	}
+}
+
+func TestLexicalDepth(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`{}`, 1}, {`{"a":"[[[["}`, 1}, {`{"a":"\"[["}`, 1}, {`[[{}]]`, 3}, {`]]]`, 0},
+	} {
+		if got := LexicalDepth([]byte(tc.in), 64); got != tc.want {
+			t.Errorf("LexicalDepth(%s) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestLess(t *testing.T) {
+	keys := []string{"", "a", "aa", "b", "\u00e9", "\U0001F600", "\U0001F601", "\uE000", "\uFFFF"}
+	for i := range keys {
+		for j := range keys {
+			if got, want := Less(keys[i], keys[j]), i < j; got != want {
+				t.Errorf("Less(%q, %q) = %v, want %v", keys[i], keys[j], got, want)
+			}
+		}
+	}
+}
+
+// checkAgainstJCS asserts that an accepted line's canonical flag and our
+// writer agree with the reference RFC 8785 transform.
+func checkAgainstJCS(t testing.TB, line []byte) {
+	v, canonical, err := Decode(line)
+	if err != nil {
+		return
+	}
+	ref, jerr := jcs.Transform(line)
+	if jerr != nil {
+		t.Fatalf("jcs rejects what Decode accepts: %q: %v", line, jerr)
+	}
+	ours, err := Marshal(&v)
+	if err != nil {
+		t.Fatalf("Marshal of accepted value: %v", err)
+	}
+	if !bytes.Equal(ours, ref) {
+		t.Fatalf("Marshal differs from jcs:\n in  %q\n ours %q\n jcs  %q", line, ours, ref)
+	}
+	if canonical != bytes.Equal(line, ref) {
+		t.Fatalf("canonical = %v for %q, jcs form %q", canonical, line, ref)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,-2,1.5,1e+21,1e-7,"x",true,false,null],"b":{}}`,
+		`{"a":"\ud83d\ude00"}`, `{"b":1,"a":2}`, "{\"\uE000\":2,\"\U0001F600\":1}", `{"a":1.0}`,
+		`{"a":"\u001f\n\/"}`, `{"a":-0}`, `{"a":5e-324}`, `{"a":1.7976931348623157e308}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkAgainstJCS(t, line)
+	})
+}
