@@ -1,0 +1,309 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// Transcript is a parsed, valid transcript.
+type Transcript struct {
+	RunID   string
+	Records []Record
+	// Normalized lists the seqs of records the compat rule rewrote (a
+	// legacy delivery without channel became channel spawn-env). Encode
+	// writes the rewritten form, so those lines re-encode differently.
+	Normalized []int
+}
+
+// Record is one record. Value is the whole record (envelope included) as
+// decoded, after the compat rule.
+type Record struct {
+	Seq   int
+	ID    string
+	Kind  string
+	Value canon.Value
+}
+
+// Payload returns the record's payload object.
+func (r *Record) Payload() *canon.Value { return get(&r.Value, "payload") }
+
+// Config returns the run's requested configuration (run.started).
+func (t *Transcript) Config() config.Config {
+	c, _ := config.Decode(get(t.Records[0].Payload(), "config"))
+	return c
+}
+
+// Receipts returns the capability results in order.
+func (t *Transcript) Receipts() []Receipt {
+	var out []Receipt
+	for i := range t.Records {
+		r := &t.Records[i]
+		if r.Kind != KindCapability {
+			continue
+		}
+		p := r.Payload()
+		rc := Receipt{}
+		s, _ := str(get(p, "constraint"))
+		rc.Constraint = receipts.Constraint(s)
+		s, _ = str(get(p, "status"))
+		rc.Status = receipts.Status(s)
+		if rc.Status == receipts.Unsupported {
+			rc.Reason, _ = str(get(p, "reason"))
+		} else {
+			s, _ = str(get(p, "tier"))
+			rc.Tier = receipts.Tier(s)
+			rc.Effective = *get(p, "effective")
+			if d, ok := p.Get("delivery"); ok {
+				rc.Delivery = deliveryOf(d)
+			}
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+func deliveryOf(d *canon.Value) *Delivery {
+	ch, _ := str(get(d, "channel"))
+	out := &Delivery{Channel: receipts.Channel(ch)}
+	if env, ok := d.Get("env"); ok {
+		out.Env = make(map[string]string, len(env.Members))
+		for _, m := range env.Members {
+			out.Env[m.Key] = m.Value.Str
+		}
+	}
+	out.Cwd, _ = str(get(d, "cwd"))
+	return out
+}
+
+// Terminal returns the kind of the terminal record.
+func (t *Transcript) Terminal() string { return t.Records[len(t.Records)-1].Kind }
+
+// Read reads a whole transcript from r (at most MaxTranscriptBytes + 1
+// bytes are read, so an oversized input is rejected without reading it
+// all) and parses it. I/O errors are returned as they are, not as *Error.
+func Read(r io.Reader) (*Transcript, error) {
+	data, err := io.ReadAll(io.LimitReader(r, canon.MaxTranscriptBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// Validate reports the first violation in data, or nil.
+func Validate(data []byte) error {
+	_, err := Parse(data)
+	return err
+}
+
+// Parse parses and validates one transcript. Every rule of
+// TRANSCRIPT-RULES.md is checked in its parse order and the first
+// violation is returned as an *Error; input is never repaired beyond the
+// named compat rule. Parse never panics on any input.
+func Parse(data []byte) (t *Transcript, err error) {
+	defer func() {
+		// A bug must not take the caller down with a malformed transcript.
+		if r := recover(); r != nil {
+			t, err = nil, fileErr("internal", fmt.Errorf("transcript: internal error: %v", r))
+		}
+	}()
+	lines, perr := frame(data)
+	if perr != nil {
+		return nil, perr
+	}
+	recs, perr := decodeAll(lines)
+	if perr != nil {
+		return nil, perr
+	}
+	t = &Transcript{Records: recs}
+	if perr := normalize(t, lines, len(data)); perr != nil {
+		return nil, perr
+	}
+	if perr := t.semantic(); perr != nil {
+		return nil, perr
+	}
+	return t, nil
+}
+
+// frame applies steps 1–4: total size, framing, record count, then line
+// size and lexical depth of every line, all before any JSON is decoded.
+func frame(data []byte) ([][]byte, *Error) {
+	if len(data) > canon.MaxTranscriptBytes {
+		return nil, fileErr(RuleTranscriptBytes, detail("%d bytes exceed %d", len(data), canon.MaxTranscriptBytes))
+	}
+	switch {
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return nil, fileErr(RuleBOM, errors.New("a byte-order mark is not allowed"))
+	case bytes.IndexByte(data, '\r') >= 0:
+		return nil, fileErr(RuleCR, errors.New("CR is not allowed; lines end with exactly one LF"))
+	case len(data) == 0 || data[len(data)-1] != '\n':
+		return nil, fileErr(RuleFinalLF, errors.New("the transcript must end with LF"))
+	case data[0] == '\n' || bytes.Contains(data, []byte("\n\n")):
+		return nil, fileErr(RuleEmptyLine, errors.New("empty lines are not allowed"))
+	}
+	n := bytes.Count(data, []byte{'\n'})
+	if n > canon.MaxRecords {
+		return nil, fileErr(RuleRecords, detail("%d records exceed %d", n, canon.MaxRecords))
+	}
+	lines := make([][]byte, 0, n)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		lines = append(lines, data[:i:i])
+		data = data[i+1:]
+	}
+	for i, l := range lines {
+		if len(l) > canon.MaxLineBytes {
+			return nil, lineErr(i, canon.RuleLineBytes, detail("%d bytes exceed %d", len(l), canon.MaxLineBytes))
+		}
+		if d := canon.LexicalDepth(l, canon.MaxDepth); d > canon.MaxDepth {
+			return nil, lineErr(i, canon.RuleDepth, detail("nesting deeper than %d", canon.MaxDepth))
+		}
+	}
+	return lines, nil
+}
+
+// decodeAll applies steps 5 and 6: decode every line, then require every
+// line to be byte-identical to its RFC 8785 form. Lines are independent
+// here, so large transcripts are decoded on all CPUs; the first violation
+// by line order is reported, exactly as a serial pass would.
+func decodeAll(lines [][]byte) ([]Record, *Error) {
+	recs := make([]Record, len(lines))
+	canonical := make([]bool, len(lines))
+	errs := make([]error, len(lines))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v, ok, err := canon.Decode(lines[i])
+			if err != nil {
+				errs[i] = err
+				return // later lines of this chunk cannot be the first error
+			}
+			recs[i].Seq, recs[i].Value, canonical[i] = i, v, ok
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var size int
+	for _, l := range lines {
+		size += len(l)
+	}
+	if workers < 2 || size < 1<<20 {
+		decode(0, len(lines))
+	} else {
+		// Split by bytes, not lines: frames make line sizes uneven.
+		var wg sync.WaitGroup
+		per := size/workers + 1
+		lo, acc := 0, 0
+		for i, l := range lines {
+			acc += len(l)
+			if acc >= per || i == len(lines)-1 {
+				start, end := lo, i+1
+				wg.Go(func() { decode(start, end) })
+				lo, acc = i+1, 0
+			}
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, canonErr(i, err)
+		}
+	}
+	for i, ok := range canonical {
+		if !ok {
+			return nil, lineErr(i, RuleCanonical, errors.New("the line is not byte-identical to its RFC 8785 canonical form"))
+		}
+	}
+	return recs, nil
+}
+
+// normalize is step 7: the compat rule (a legacy delivery without channel
+// becomes channel spawn-env), then sizes and budgets re-checked for the
+// rewritten records.
+func normalize(t *Transcript, lines [][]byte, total int) *Error {
+	for i := range t.Records {
+		rec := &t.Records[i].Value
+		if k, _ := str(get(rec, "kind")); k != KindCapability {
+			continue
+		}
+		p := get(rec, "payload")
+		if p == nil || p.Kind != canon.Object {
+			continue
+		}
+		d := get(p, "delivery")
+		if d == nil || d.Kind != canon.Object {
+			continue
+		}
+		if _, ok := d.Get("channel"); ok {
+			continue
+		}
+		d.Members = append([]canon.Member{canon.M("channel", canon.StringValue(string(receipts.SpawnEnv)))}, d.Members...)
+		t.Normalized = append(t.Normalized, i)
+		line, err := canon.Marshal(rec)
+		if err != nil {
+			return canonErr(i, err)
+		}
+		total += len(line) - len(lines[i])
+		if len(line) > canon.MaxLineBytes {
+			return lineErr(i, canon.RuleLineBytes, detail("after the compat rule, %d bytes exceed %d", len(line), canon.MaxLineBytes))
+		}
+		if err := canon.Measure(rec).Check(); err != nil {
+			return canonErr(i, err)
+		}
+		if total > canon.MaxTranscriptBytes {
+			return fileErr(RuleTranscriptBytes, detail("after the compat rule, %d bytes exceed %d", total, canon.MaxTranscriptBytes))
+		}
+	}
+	return nil
+}
+
+// semantic is step 8, in the spec's pass order: kinds and member sets
+// (whole file), placement and ids (whole file), then the record-by-record
+// validator for every later pass.
+func (t *Transcript) semantic() *Error {
+	fields := make([]envelopeFields, len(t.Records))
+	for i := range t.Records {
+		f, err := checkEnvelope(i, &t.Records[i].Value)
+		if err != nil {
+			return err
+		}
+		fields[i] = f
+		t.Records[i].ID, t.Records[i].Kind = f.id, f.kind
+	}
+	var p placement
+	for i := range fields {
+		if err := p.check(i, len(fields), &fields[i]); err != nil {
+			return err
+		}
+	}
+	t.RunID = p.runID
+	var v validator
+	for i := range fields {
+		if err := v.feed(i, fields[i].kind, fields[i].payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Encode returns the canonical bytes of t: one RFC 8785 line per record,
+// each ending in LF. For a transcript Parse accepted, the result is the
+// input byte for byte, except for records the compat rule rewrote
+// (t.Normalized), which come out in the channel-tagged form emitters must
+// produce. Encode does not re-validate.
+func Encode(t *Transcript) ([]byte, error) {
+	var out []byte
+	for i := range t.Records {
+		var err error
+		if out, err = canon.Append(out, &t.Records[i].Value); err != nil {
+			return nil, fmt.Errorf("encode record %d: %w", i, err)
+		}
+		out = append(out, '\n')
+	}
+	return out, nil
+}

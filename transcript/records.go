@@ -1,0 +1,374 @@
+package transcript
+
+import (
+	"sort"
+
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// Protocol is the envelope protocol tag of every record.
+const Protocol = "termverify.transcript/v1"
+
+// SubjectFormat is run.started.payload.subject.format.
+const SubjectFormat = "termverify.replay-subject/v1"
+
+// Record kinds.
+const (
+	KindRunStarted     = "run.started"
+	KindCapability     = "capability.result"
+	KindInputText      = "input.text"
+	KindInputKey       = "input.key"
+	KindInputResize    = "input.resize"
+	KindInputMouse     = "input.mouse"
+	KindInputClipboard = "input.clipboard_set"
+	KindInputClock     = "input.clock_advanced"
+	KindInputStop      = "input.stop"
+	KindObservation    = "observation"
+	KindDiagnostic     = "diagnostic"
+	KindRunFinished    = "run.finished"
+	KindRunFailed      = "run.failed"
+	KindRunUnsupported = "run.unsupported"
+)
+
+// Reserved error codes (run.failed.error.code, run.unsupported.code).
+const (
+	CodeAdapterStartFailed    = "adapter-start-failed"
+	CodeAdapterRuntimeFailed  = "adapter-runtime-failed"
+	CodeConstraintUnsupported = "constraint-unsupported"
+	CodeConstraintNotEnforced = "constraint-not-enforced"
+)
+
+// Selector is a versioned replay selector {id, version}.
+type Selector struct{ ID, Version string }
+
+// Application is the replay subject's application {id, version, build}.
+type Application struct{ ID, Version, Build string }
+
+// Platform is the optional replay platform {os, architecture}.
+type Platform struct{ OS, Architecture string }
+
+// Subject is run.started.payload.subject (format termverify.replay-subject/v1).
+// Every string must match the identifier grammar [a-z0-9._-]+.
+type Subject struct {
+	Application Application
+	Fixture     Selector
+	Adapter     Selector
+	Normalizer  Selector
+	StateSchema Selector
+	Platform    *Platform // optional
+}
+
+// Value returns the subject's JSON value.
+func (s Subject) Value() canon.Value {
+	sel := func(x Selector) canon.Value {
+		return canon.ObjectValue(canon.M("id", canon.StringValue(x.ID)), canon.M("version", canon.StringValue(x.Version)))
+	}
+	m := []canon.Member{
+		canon.M("format", canon.StringValue(SubjectFormat)),
+		canon.M("application", canon.ObjectValue(
+			canon.M("id", canon.StringValue(s.Application.ID)),
+			canon.M("version", canon.StringValue(s.Application.Version)),
+			canon.M("build", canon.StringValue(s.Application.Build)),
+		)),
+		canon.M("fixture", sel(s.Fixture)),
+		canon.M("adapter", sel(s.Adapter)),
+		canon.M("normalizer", sel(s.Normalizer)),
+		canon.M("state_schema", sel(s.StateSchema)),
+	}
+	if s.Platform != nil {
+		m = append(m, canon.M("platform", canon.ObjectValue(
+			canon.M("os", canon.StringValue(s.Platform.OS)),
+			canon.M("architecture", canon.StringValue(s.Platform.Architecture)),
+		)))
+	}
+	return canon.ObjectValue(m...)
+}
+
+// Delivery is a delivered-tier receipt's delivery record. Channel
+// spawn-env needs Env (non-empty) and, for the filesystem constraint only,
+// Cwd; hello-config and wire-message carry nothing else.
+type Delivery struct {
+	Channel receipts.Channel
+	Env     map[string]string
+	Cwd     string
+}
+
+// Value returns the delivery's JSON value (channel-tagged: the form
+// emitters produce).
+func (d Delivery) Value() canon.Value {
+	m := []canon.Member{canon.M("channel", canon.StringValue(string(d.Channel)))}
+	if d.Channel == receipts.SpawnEnv {
+		names := make([]string, 0, len(d.Env))
+		for k := range d.Env {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		env := make([]canon.Member, len(names))
+		for i, k := range names {
+			env[i] = canon.M(k, canon.StringValue(d.Env[k]))
+		}
+		m = append(m, canon.M("env", canon.ObjectValue(env...)))
+		if d.Cwd != "" {
+			m = append(m, canon.M("cwd", canon.StringValue(d.Cwd)))
+		}
+	}
+	return canon.ObjectValue(m...)
+}
+
+// Receipt is one capability.result as Parse read it.
+type Receipt struct {
+	Constraint receipts.Constraint
+	Status     receipts.Status
+	Tier       receipts.Tier // applied only
+	Effective  canon.Value   // applied only
+	Delivery   *Delivery     // delivered tier only (legacy form normalized)
+	Reason     string        // unsupported only
+}
+
+// ExitKind says how a process ended.
+type ExitKind string
+
+// The two exit kinds.
+const (
+	ExitCode   ExitKind = "code"
+	ExitSignal ExitKind = "signal"
+)
+
+// Exit is a process exit: {"kind":"code","value":int} or
+// {"kind":"signal","value":"KILL"} (signal name without SIG).
+type Exit struct {
+	Kind   ExitKind
+	Code   int64  // ExitCode
+	Signal string // ExitSignal, non-empty
+}
+
+// Value returns the exit's JSON value.
+func (e Exit) Value() canon.Value {
+	if e.Kind == ExitSignal {
+		return canon.ObjectValue(canon.M("kind", canon.StringValue("signal")), canon.M("value", canon.StringValue(e.Signal)))
+	}
+	return canon.ObjectValue(canon.M("kind", canon.StringValue("code")), canon.M("value", canon.IntValue(e.Code)))
+}
+
+// Bounds is a region's rectangle in cells.
+type Bounds struct{ Column, Row, Columns, Rows int64 }
+
+// Region is one UI region; Columns and Rows of its bounds are > 0.
+type Region struct {
+	ID, Role string
+	Bounds   Bounds
+}
+
+// Cursor is the UI cursor.
+type Cursor struct {
+	Column, Row int64
+	Visible     bool
+}
+
+// UI is an observation's ui member. Focus, when set, names a region;
+// Mode is nullable.
+type UI struct {
+	Regions []Region
+	Focus   *string
+	Cursor  Cursor
+	Mode    *string
+}
+
+// Event is one observation event; Data is any JSON value (null included).
+type Event struct {
+	Type string
+	Data canon.Value
+}
+
+// Frame is an optional text frame: len(Lines) == Rows.
+type Frame struct {
+	Lines         []string
+	Columns, Rows int64
+}
+
+// Process is an optional process state: running, or exited with Exit.
+type Process struct {
+	Exited bool
+	Exit   Exit
+}
+
+// Observation is an observation record's payload without at_ms (the
+// Writer stamps the current manual time). State is any JSON value; the
+// zero Value is null.
+type Observation struct {
+	State   canon.Value
+	Events  []Event
+	UI      UI
+	Frame   *Frame
+	Process *Process
+}
+
+func (o *Observation) payload(at int64) canon.Value {
+	regions := make([]canon.Value, len(o.UI.Regions))
+	for i, r := range o.UI.Regions {
+		regions[i] = canon.ObjectValue(
+			canon.M("id", canon.StringValue(r.ID)),
+			canon.M("role", canon.StringValue(r.Role)),
+			canon.M("bounds", canon.ObjectValue(
+				canon.M("column", canon.IntValue(r.Bounds.Column)),
+				canon.M("row", canon.IntValue(r.Bounds.Row)),
+				canon.M("columns", canon.IntValue(r.Bounds.Columns)),
+				canon.M("rows", canon.IntValue(r.Bounds.Rows)),
+			)),
+		)
+	}
+	nullable := func(s *string) canon.Value {
+		if s == nil {
+			return canon.NullValue()
+		}
+		return canon.StringValue(*s)
+	}
+	events := make([]canon.Value, len(o.Events))
+	for i, e := range o.Events {
+		events[i] = canon.ObjectValue(canon.M("type", canon.StringValue(e.Type)), canon.M("data", e.Data))
+	}
+	m := []canon.Member{
+		canon.M("at_ms", canon.IntValue(at)),
+		canon.M("state", o.State),
+		canon.M("events", canon.ArrayValue(events...)),
+		canon.M("ui", canon.ObjectValue(
+			canon.M("regions", canon.ArrayValue(regions...)),
+			canon.M("focus", nullable(o.UI.Focus)),
+			canon.M("cursor", canon.ObjectValue(
+				canon.M("column", canon.IntValue(o.UI.Cursor.Column)),
+				canon.M("row", canon.IntValue(o.UI.Cursor.Row)),
+				canon.M("visible", canon.BoolValue(o.UI.Cursor.Visible)),
+			)),
+			canon.M("mode", nullable(o.UI.Mode)),
+		)),
+	}
+	if o.Frame != nil {
+		lines := make([]canon.Value, len(o.Frame.Lines))
+		for i, l := range o.Frame.Lines {
+			lines[i] = canon.StringValue(l)
+		}
+		m = append(m, canon.M("frame", canon.ObjectValue(
+			canon.M("lines", canon.ArrayValue(lines...)),
+			canon.M("columns", canon.IntValue(o.Frame.Columns)),
+			canon.M("rows", canon.IntValue(o.Frame.Rows)),
+		)))
+	}
+	if o.Process != nil {
+		if o.Process.Exited {
+			m = append(m, canon.M("process", canon.ObjectValue(
+				canon.M("state", canon.StringValue("exited")), canon.M("exit", o.Process.Exit.Value()))))
+		} else {
+			m = append(m, canon.M("process", canon.ObjectValue(canon.M("state", canon.StringValue("running")))))
+		}
+	}
+	return canon.ObjectValue(m...)
+}
+
+// Diagnostic is a diagnostic record's payload without at_ms. Details is
+// optional (nil: absent) and may be any JSON value.
+type Diagnostic struct {
+	Code    string // non-empty
+	Message string
+	Details *canon.Value
+}
+
+// Failure is run.failed.payload.error: Code non-empty (see the reserved
+// codes), Details optional.
+type Failure struct {
+	Code    string
+	Message string
+	Details *canon.Value
+}
+
+func errorShape(code, message string, details *canon.Value) canon.Value {
+	m := []canon.Member{canon.M("code", canon.StringValue(code)), canon.M("message", canon.StringValue(message))}
+	if details != nil {
+		m = append(m, canon.M("details", *details))
+	}
+	return canon.ObjectValue(m...)
+}
+
+// Input is one input record: Text, Key, Resize, Mouse, ClipboardSet,
+// ClockAdvanced or Stop. The Writer stamps at_ms from its manual clock.
+type Input interface {
+	kind() string
+	payload(at int64) canon.Value
+}
+
+// Text is input.text.
+type Text struct{ Text string }
+
+// Key is input.key: one termverify.key/v1 chord, e.g. {"Control", "c"}.
+type Key struct{ Keys []string }
+
+// Resize is input.resize; Columns and Rows are > 0.
+type Resize struct{ Columns, Rows int64 }
+
+// Mouse actions and buttons.
+const (
+	MousePress   = "press"
+	MouseRelease = "release"
+	MouseMove    = "move"
+	MouseScroll  = "scroll"
+)
+
+// Mouse is input.mouse. Button (left|middle|right) is for press and
+// release only; Delta (non-zero) for scroll only.
+type Mouse struct {
+	Action      string
+	Column, Row int64
+	Button      string
+	Delta       int64
+}
+
+// ClipboardSet is input.clipboard_set.
+type ClipboardSet struct{ Text string }
+
+// ClockAdvanced is input.clock_advanced: the manual clock moves forward
+// by DeltaMS (> 0); the record's at_ms is the new time.
+type ClockAdvanced struct{ DeltaMS int64 }
+
+// Stop is input.stop; no input may follow it.
+type Stop struct{}
+
+func at(ms int64) canon.Member { return canon.M("at_ms", canon.IntValue(ms)) }
+
+func (Text) kind() string { return KindInputText }
+func (t Text) payload(ms int64) canon.Value {
+	return canon.ObjectValue(at(ms), canon.M("text", canon.StringValue(t.Text)))
+}
+func (Key) kind() string { return KindInputKey }
+func (k Key) payload(ms int64) canon.Value {
+	keys := make([]canon.Value, len(k.Keys))
+	for i, s := range k.Keys {
+		keys[i] = canon.StringValue(s)
+	}
+	return canon.ObjectValue(at(ms), canon.M("keys", canon.ArrayValue(keys...)))
+}
+func (Resize) kind() string { return KindInputResize }
+func (r Resize) payload(ms int64) canon.Value {
+	return canon.ObjectValue(at(ms), canon.M("columns", canon.IntValue(r.Columns)), canon.M("rows", canon.IntValue(r.Rows)))
+}
+func (Mouse) kind() string { return KindInputMouse }
+func (m Mouse) payload(ms int64) canon.Value {
+	mm := []canon.Member{at(ms), canon.M("action", canon.StringValue(m.Action)),
+		canon.M("column", canon.IntValue(m.Column)), canon.M("row", canon.IntValue(m.Row))}
+	if m.Button != "" {
+		mm = append(mm, canon.M("button", canon.StringValue(m.Button)))
+	}
+	if m.Delta != 0 {
+		mm = append(mm, canon.M("delta", canon.IntValue(m.Delta)))
+	}
+	return canon.ObjectValue(mm...)
+}
+func (ClipboardSet) kind() string { return KindInputClipboard }
+func (c ClipboardSet) payload(ms int64) canon.Value {
+	return canon.ObjectValue(at(ms), canon.M("text", canon.StringValue(c.Text)))
+}
+func (ClockAdvanced) kind() string { return KindInputClock }
+func (c ClockAdvanced) payload(ms int64) canon.Value {
+	return canon.ObjectValue(at(ms+c.DeltaMS), canon.M("delta_ms", canon.IntValue(c.DeltaMS)))
+}
+func (Stop) kind() string                 { return KindInputStop }
+func (Stop) payload(ms int64) canon.Value { return canon.ObjectValue(at(ms)) }

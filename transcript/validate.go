@@ -1,0 +1,820 @@
+package transcript
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// This file holds the semantic rules of TRANSCRIPT-RULES.md. The per-record
+// shape of the envelope (pass "kinds and member sets") is checkEnvelope;
+// "placement and ids" is placement; every later pass is validator.feed, a
+// state machine fed one record at a time. Parse runs the first two over the
+// whole file, then feeds every record; the Writer feeds each record before
+// it writes it, so what the Writer emits passes Parse by construction.
+
+// payloadMembers is the closed member set of each kind's payload (x-
+// members aside); ok is false for a kind v1 does not define.
+func payloadMembers(kind string) (names []string, ok bool) {
+	switch kind {
+	case KindRunStarted:
+		return []string{"config", "subject"}, true
+	case KindCapability:
+		return []string{"constraint", "status", "effective", "tier", "delivery", "reason"}, true
+	case KindInputText, KindInputClipboard:
+		return []string{"at_ms", "text"}, true
+	case KindInputKey:
+		return []string{"at_ms", "keys"}, true
+	case KindInputResize:
+		return []string{"at_ms", "columns", "rows"}, true
+	case KindInputMouse:
+		return []string{"at_ms", "action", "column", "row", "button", "delta"}, true
+	case KindInputClock:
+		return []string{"at_ms", "delta_ms"}, true
+	case KindInputStop:
+		return []string{"at_ms"}, true
+	case KindObservation:
+		return []string{"at_ms", "state", "events", "ui", "frame", "process"}, true
+	case KindDiagnostic:
+		return []string{"at_ms", "code", "message", "details"}, true
+	case KindRunFinished:
+		return []string{"exit"}, true
+	case KindRunFailed:
+		return []string{"error"}, true
+	case KindRunUnsupported:
+		// details is not in TRANSCRIPT-RULES.md, but upstream accepts it
+		// (corpus 0447–0453), as session.unsupported carries it (seed 000).
+		return []string{"constraint", "code", "message", "details"}, true
+	}
+	return nil, false
+}
+
+func isTerminal(kind string) bool {
+	return kind == KindRunFinished || kind == KindRunFailed || kind == KindRunUnsupported
+}
+
+func isInput(kind string) bool { return strings.HasPrefix(kind, "input.") }
+
+func isExtension(name string) bool { return strings.HasPrefix(name, "x-") }
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// closed reports whether obj is an object whose members are all in
+// allowed (or x-), with every name in required present. It returns a
+// detail for the first problem.
+func closed(obj *canon.Value, required, optional []string) error {
+	if obj.Kind != canon.Object {
+		return errors.New("must be an object")
+	}
+	for _, name := range required {
+		if _, ok := obj.Get(name); !ok {
+			return errors.New("missing member " + canon.Quote(name))
+		}
+	}
+	for i := range obj.Members {
+		k := obj.Members[i].Key
+		if !has(required, k) && !has(optional, k) && !isExtension(k) {
+			return errors.New("unknown member " + canon.Quote(k))
+		}
+	}
+	return nil
+}
+
+func str(v *canon.Value) (string, bool) {
+	if v == nil || v.Kind != canon.String {
+		return "", false
+	}
+	return v.Str, true
+}
+
+func nonEmptyStr(v *canon.Value) bool { s, ok := str(v); return ok && s != "" }
+
+// nonNegInt and posInt read integer members; booleans and non-integer
+// literals never count.
+func nonNegInt(v *canon.Value) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	n, ok := v.Int()
+	return n, ok && n >= 0
+}
+
+func posInt(v *canon.Value) (int64, bool) {
+	n, ok := nonNegInt(v)
+	return n, ok && n > 0
+}
+
+func get(obj *canon.Value, name string) *canon.Value {
+	v, _ := obj.Get(name)
+	return v
+}
+
+// envelopeFields is what checkEnvelope found in a record.
+type envelopeFields struct {
+	runID, id, kind string
+	payload         *canon.Value
+}
+
+var envelopeNames = []string{"protocol", "run_id", "seq", "id", "kind", "payload"}
+
+// checkEnvelope is the "kinds and member sets" pass for record i.
+func checkEnvelope(i int, rec *canon.Value) (envelopeFields, *Error) {
+	var f envelopeFields
+	bad := func(rule string, format string, args ...any) (envelopeFields, *Error) {
+		return f, &Error{Record: i, Line: i + 1, Kind: f.kind, Rule: rule, Err: detail(format, args...)}
+	}
+	if err := closed(rec, envelopeNames, nil); err != nil {
+		return bad(RuleEnvelopeMembers, "envelope %v", err)
+	}
+	if s, ok := str(get(rec, "protocol")); !ok || s != Protocol {
+		return bad(RuleProtocol, "protocol must be %q", Protocol)
+	}
+	if n, ok := get(rec, "seq").Int(); !ok || n != int64(i) {
+		return bad(RuleSeq, "seq must be %d, the record's zero-based line number", i)
+	}
+	var ok bool
+	if f.runID, ok = str(get(rec, "run_id")); !ok || !config.ValidIdentifier(f.runID) {
+		return bad(RuleRunID, "run_id must match [a-z0-9._-]+")
+	}
+	if f.id, ok = str(get(rec, "id")); !ok || !config.ValidIdentifier(f.id) {
+		return bad(RuleID, "id must match [a-z0-9._-]+")
+	}
+	kind, _ := str(get(rec, "kind"))
+	names, known := payloadMembers(kind)
+	if !known {
+		return bad(RuleKind, "kind %s is not defined by v1", canon.Quote(kind))
+	}
+	f.kind = kind
+	f.payload = get(rec, "payload")
+	if err := checkPayloadMembers(kind, names, f.payload); err != nil {
+		return bad(RulePayloadMembers, "%s payload %v", kind, err)
+	}
+	return f, nil
+}
+
+func checkPayloadMembers(kind string, names []string, p *canon.Value) error {
+	if p.Kind != canon.Object {
+		return errors.New("must be an object")
+	}
+	for i := range p.Members {
+		if k := p.Members[i].Key; !has(names, k) && !isExtension(k) {
+			return errors.New("member " + canon.Quote(k) + " is not defined by v1")
+		}
+	}
+	return nil
+}
+
+// placement is the "placement and ids" pass: run_id the same everywhere,
+// ids unique, run.started first and once, one terminal record, last.
+type placement struct {
+	runID string
+	ids   map[string]struct{}
+}
+
+func (p *placement) check(i, n int, f *envelopeFields) *Error {
+	bad := func(rule, format string, args ...any) *Error {
+		return &Error{Record: i, Line: i + 1, Kind: f.kind, Rule: rule, Err: detail(format, args...)}
+	}
+	if i == 0 {
+		p.runID = f.runID
+		p.ids = make(map[string]struct{}, n)
+	} else if f.runID != p.runID {
+		return bad(RuleRunID, "run_id %s differs from the first record's", canon.Quote(f.runID))
+	}
+	if _, dup := p.ids[f.id]; dup {
+		return bad(RuleDuplicateID, "id %s is used twice", canon.Quote(f.id))
+	}
+	p.ids[f.id] = struct{}{}
+	switch {
+	case i == 0 && f.kind != KindRunStarted:
+		return bad(RuleStartedFirst, "the first record must be run.started")
+	case i > 0 && f.kind == KindRunStarted:
+		return bad(RuleStartedOnce, "run.started may appear only once")
+	case isTerminal(f.kind) && i != n-1:
+		return bad(RuleTerminalLast, "the terminal record must be the last record")
+	case !isTerminal(f.kind) && i == n-1:
+		return bad(RuleTerminalLast, "the transcript must end with exactly one terminal record")
+	}
+	return nil
+}
+
+// validator is the record-by-record state machine of the passes after
+// placement: run.started, terminal record, negotiation, epochs, inputs,
+// diagnostics, observations, evidence times. It is a plain value: the
+// Writer copies it, feeds the copy, and keeps the copy only on success.
+type validator struct {
+	config  *canon.Value // run.started.payload.config as recorded
+	initial int64        // clock.initial_ms
+	now     int64        // manual time
+	caps    int          // capability results so far
+	pending receipts.Constraint
+	body    bool // a body record (input, observation, diagnostic) was seen
+	ready   bool // the readiness observation was seen
+	open    bool // an epoch is open
+	stopped bool // input.stop was seen
+	exited  bool // an exited-process observation was seen
+	exitSeq int  // ... at this record
+	exit    Exit // ... with this exit
+}
+
+func (v *validator) feed(i int, kind string, p *canon.Value) *Error {
+	bad := func(rule string, cause error) *Error {
+		return &Error{Record: i, Line: i + 1, Kind: kind, Rule: rule, Err: cause}
+	}
+	switch {
+	case kind == KindRunStarted:
+		rule, err := v.started(p)
+		if err != nil {
+			return bad(rule, err)
+		}
+		return nil
+	case kind == KindCapability:
+		rule, err := v.capability(p)
+		if err != nil {
+			return bad(rule, err)
+		}
+		return nil
+	case isTerminal(kind):
+		if rule, err := checkTerminalPayload(kind, p); err != nil {
+			return bad(rule, err)
+		}
+		return v.terminal(i, kind, p)
+	}
+	// A body record: input, observation or diagnostic.
+	switch {
+	case v.pending != "":
+		return bad(RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending))
+	case v.caps < len(receipts.Constraints()):
+		return bad(RuleNegIncomplete, detail("body records need all seven capability results applied; %d so far", v.caps))
+	}
+	v.body = true
+	if rule, err := v.epoch(kind); err != nil {
+		if rule == RuleAfterExit {
+			// Upstream names the exit observation, not what follows it.
+			return &Error{Record: v.exitSeq, Line: v.exitSeq + 1, Kind: KindObservation, Rule: rule, Err: err}
+		}
+		return bad(rule, err)
+	}
+	switch {
+	case isInput(kind):
+		if rule, err := v.input(kind, p); err != nil {
+			return bad(rule, err)
+		}
+	case kind == KindDiagnostic:
+		if err := checkDiagnostic(p); err != nil {
+			return bad(RuleDiagnostic, err)
+		}
+	case kind == KindObservation:
+		rule, proc, err := checkObservation(p)
+		if err != nil {
+			return bad(rule, err)
+		}
+		if proc != nil && proc.Exited {
+			v.exited, v.exitSeq, v.exit = true, i, proc.Exit
+		}
+	}
+	// Evidence times: diagnostics and observations carry the current time.
+	if kind == KindDiagnostic || kind == KindObservation {
+		if n, _ := get(p, "at_ms").Int(); n != v.now {
+			return bad(RuleEvidenceTime, detail("at_ms %d does not match the manual clock %d", n, v.now))
+		}
+	}
+	return nil
+}
+
+// started checks run.started: members, config, subject.
+func (v *validator) started(p *canon.Value) (string, error) {
+	cfg, ok := p.Get("config")
+	if !ok {
+		return RuleStartedMembers, errors.New("run.started needs config")
+	}
+	if _, ok := p.Get("subject"); !ok {
+		return RuleSubject, errors.New("run.started needs subject")
+	}
+	c, err := config.Decode(cfg)
+	if err != nil {
+		if ce, ok := errors.AsType[*config.Error](err); ok {
+			return ce.Rule, err
+		}
+		return config.RuleType, err
+	}
+	if err := checkSubject(get(p, "subject")); err != nil {
+		return RuleSubject, err
+	}
+	v.config, v.initial, v.now = cfg, c.Clock.InitialMS, c.Clock.InitialMS
+	return "", nil
+}
+
+func checkSubject(s *canon.Value) error {
+	if err := closed(s, []string{"format", "application", "fixture", "adapter", "normalizer", "state_schema"}, []string{"platform"}); err != nil {
+		return detail("subject %v", err)
+	}
+	if f, _ := str(get(s, "format")); f != SubjectFormat {
+		return detail("subject format must be %q", SubjectFormat)
+	}
+	selector := func(name string, members ...string) error {
+		sel := get(s, name)
+		if sel == nil {
+			return nil
+		}
+		if err := closed(sel, members, nil); err != nil {
+			return detail("subject %s %v", name, err)
+		}
+		for _, m := range members {
+			if id, _ := str(get(sel, m)); !config.ValidIdentifier(id) {
+				return detail("subject %s member %s must match [a-z0-9._-]+", name, m)
+			}
+		}
+		return nil
+	}
+	checks := []error{
+		selector("application", "id", "version", "build"),
+		selector("fixture", "id", "version"),
+		selector("adapter", "id", "version"),
+		selector("normalizer", "id", "version"),
+		selector("state_schema", "id", "version"),
+		selector("platform", "os", "architecture"),
+	}
+	return firstErr(checks)
+}
+
+func firstErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// capability checks one capability.result (the negotiation pass).
+func (v *validator) capability(p *canon.Value) (string, error) {
+	switch {
+	case v.body:
+		return RuleCapOrder, errors.New("capability results must come before the body")
+	case v.pending != "":
+		return RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending)
+	}
+	status, _ := str(get(p, "status"))
+	var err error
+	switch receipts.Status(status) {
+	case receipts.Applied:
+		err = closed(p, []string{"constraint", "status", "effective", "tier"}, []string{"delivery"})
+	case receipts.Unsupported:
+		err = closed(p, []string{"constraint", "status", "reason"}, nil)
+	default:
+		return RuleCapStatus, errors.New("status must be \"applied\" or \"unsupported\"")
+	}
+	if err != nil {
+		return RuleCapMembers, detail("%s capability result %v", status, err)
+	}
+	all := receipts.Constraints()
+	name, _ := str(get(p, "constraint"))
+	if v.caps >= len(all) || name != string(all[v.caps]) {
+		want := "none"
+		if v.caps < len(all) {
+			want = string(all[v.caps])
+		}
+		return RuleCapOrder, detail("capability result for %s is out of order (next: %s)", canon.Quote(name), want)
+	}
+	c := all[v.caps]
+	if status == string(receipts.Unsupported) {
+		if _, ok := str(get(p, "reason")); !ok {
+			return RuleCapMembers, errors.New("unsupported capability result reason must be a string")
+		}
+		v.pending = c
+		v.caps++
+		return "", nil
+	}
+	tier, _ := str(get(p, "tier"))
+	switch receipts.Tier(tier) {
+	case receipts.OS, receipts.Constructive, receipts.Delivered:
+	default:
+		return RuleCapTier, detail("tier %s is not in the v1 enforcement-tier vocabulary", canon.Quote(tier))
+	}
+	eff := get(p, "effective")
+	if c == receipts.Timezone {
+		if s, ok := str(eff); !ok || s != "UTC" {
+			return RuleCapTimezone, errors.New("only the literal \"UTC\" can be applied as timezone; named zones are unavailable in v1")
+		}
+	}
+	if !canon.Equal(eff, get(v.config, string(c))) {
+		return RuleCapEffective, detail("applied %s effective value does not equal config.%s", c, c)
+	}
+	d, hasDelivery := p.Get("delivery")
+	switch {
+	case tier == string(receipts.Delivered) && !hasDelivery:
+		return RuleCapDelivery, errors.New("a delivered-tier result requires a delivery object")
+	case tier != string(receipts.Delivered) && hasDelivery:
+		return RuleCapDelivery, errors.New("only a delivered-tier result may carry a delivery")
+	case hasDelivery:
+		if err := checkDelivery(c, d); err != nil {
+			return RuleCapDelivery, err
+		}
+	}
+	v.caps++
+	return "", nil
+}
+
+func checkDelivery(c receipts.Constraint, d *canon.Value) error {
+	if d.Kind != canon.Object {
+		return errors.New("a delivered-tier result requires a delivery object")
+	}
+	ch, _ := str(get(d, "channel"))
+	switch receipts.Channel(ch) {
+	case receipts.HelloConfig, receipts.WireMessage:
+		if err := closed(d, []string{"channel"}, nil); err != nil {
+			return detail("%s delivery admits no members beyond channel: %v", ch, err)
+		}
+		return nil
+	case receipts.SpawnEnv:
+	default:
+		return errors.New("delivery channel must be spawn-env, hello-config or wire-message")
+	}
+	var err error
+	if c == receipts.Filesystem {
+		err = closed(d, []string{"channel", "env", "cwd"}, nil)
+	} else {
+		err = closed(d, []string{"channel", "env"}, nil)
+	}
+	if err != nil {
+		if _, ok := d.Get("cwd"); ok && c != receipts.Filesystem {
+			return errors.New("only filesystem delivery may name a cwd")
+		}
+		return detail("spawn-env delivery %v", err)
+	}
+	env := get(d, "env")
+	if env.Kind != canon.Object || len(env.Members) == 0 {
+		return errors.New("delivery env must be a non-empty object")
+	}
+	for i := range env.Members {
+		k, val := env.Members[i].Key, &env.Members[i].Value
+		s, ok := str(val)
+		if k == "" || strings.ContainsAny(k, "=\x00") || !ok || s == "" || strings.ContainsRune(s, 0) {
+			return errors.New("delivery env must map non-empty names (no '=' or NUL) to non-empty strings (no NUL)")
+		}
+	}
+	if c == receipts.Filesystem {
+		if s, ok := str(get(d, "cwd")); !ok || s == "" || strings.ContainsRune(s, 0) {
+			return errors.New("filesystem delivery must name a non-empty NUL-free cwd")
+		}
+	}
+	return nil
+}
+
+// parseExit reads an EXIT object.
+func parseExit(e *canon.Value) (Exit, bool) {
+	if e == nil || closed(e, []string{"kind", "value"}, nil) != nil {
+		return Exit{}, false
+	}
+	kind, _ := str(get(e, "kind"))
+	val := get(e, "value")
+	switch ExitKind(kind) {
+	case ExitCode:
+		n, ok := val.Int()
+		return Exit{Kind: ExitCode, Code: n}, ok
+	case ExitSignal:
+		s, ok := str(val)
+		return Exit{Kind: ExitSignal, Signal: s}, ok && s != ""
+	}
+	return Exit{}, false
+}
+
+func checkErrorShape(e *canon.Value) error {
+	if err := closed(e, []string{"code", "message"}, []string{"details"}); err != nil {
+		return detail("error %v", err)
+	}
+	if !nonEmptyStr(get(e, "code")) {
+		return errors.New("error code must be a non-empty string")
+	}
+	if _, ok := str(get(e, "message")); !ok {
+		return errors.New("error message must be a string")
+	}
+	return nil
+}
+
+// checkTerminalPayload is the "terminal record" pass: payload shapes.
+func checkTerminalPayload(kind string, p *canon.Value) (string, error) {
+	switch kind {
+	case KindRunFinished:
+		if _, ok := parseExit(get(p, "exit")); !ok {
+			return RuleFinishedExit, errors.New("run.finished exit must be {kind:code, value:int} or {kind:signal, value:non-empty string}")
+		}
+	case KindRunFailed:
+		e := get(p, "error")
+		if e == nil {
+			return RuleFailedError, errors.New("run.failed needs error")
+		}
+		if err := checkErrorShape(e); err != nil {
+			return RuleFailedError, err
+		}
+	case KindRunUnsupported:
+		if err := closed(p, []string{"constraint", "code", "message"}, []string{"details"}); err != nil {
+			return RuleUnsupportedEnd, detail("run.unsupported %v", err)
+		}
+		c, _ := str(get(p, "constraint"))
+		known := false
+		for _, k := range receipts.Constraints() {
+			known = known || string(k) == c
+		}
+		_, msg := str(get(p, "message"))
+		if !known || !nonEmptyStr(get(p, "code")) || !msg {
+			return RuleUnsupportedEnd, errors.New("run.unsupported needs a constraint, a non-empty code and a string message")
+		}
+	}
+	return "", nil
+}
+
+// terminal is the negotiation side of the terminal record, and the
+// final-exit check of observations.
+func (v *validator) terminal(i int, kind string, p *canon.Value) *Error {
+	bad := func(rule string, cause error) *Error {
+		return &Error{Record: i, Line: i + 1, Kind: kind, Rule: rule, Err: cause}
+	}
+	switch {
+	case kind == KindRunUnsupported && v.pending == "":
+		return bad(RuleNegUnsupported, errors.New("run.unsupported requires an unsupported capability result just before it"))
+	case kind == KindRunUnsupported:
+		if c, _ := str(get(p, "constraint")); c != string(v.pending) {
+			return bad(RuleUnsupportedEnd, detail("run.unsupported names %s but the unsupported result is %s", canon.Quote(c), v.pending))
+		}
+	case v.pending != "":
+		return bad(RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending))
+	case kind == KindRunFinished && v.caps < len(receipts.Constraints()):
+		return bad(RuleNegIncomplete, errors.New("run.finished needs all seven capability results applied"))
+	case kind == KindRunFinished && v.exited:
+		final, _ := parseExit(get(p, "exit"))
+		if final != v.exit {
+			return &Error{Record: v.exitSeq, Line: v.exitSeq + 1, Kind: KindObservation, Rule: RuleExitMismatch,
+				Err: errors.New("observation process exit does not match the run.finished exit")}
+		}
+	}
+	return nil
+}
+
+// epoch places one body record in the lifecycle.
+func (v *validator) epoch(kind string) (string, error) {
+	if v.exited {
+		return RuleAfterExit, errors.New("an exited-process observation must be the last body record")
+	}
+	switch {
+	case kind == KindDiagnostic:
+		if v.ready && !v.open {
+			return RuleIdleDiagnostic, errors.New("diagnostic is not allowed while the run is idle")
+		}
+	case kind == KindObservation:
+		switch {
+		case !v.ready:
+			v.ready = true
+		case v.open:
+			v.open = false
+		default:
+			return RuleIdleObservation, errors.New("observation is not allowed while the run is idle")
+		}
+	default: // an input
+		switch {
+		case !v.ready:
+			return RuleEpochReadiness, errors.New("the readiness observation must precede the first input")
+		case v.stopped:
+			return RuleAfterStop, errors.New("input is not allowed after input.stop")
+		case v.open:
+			return RuleEpochOpen, errors.New("the input epoch must close (one observation) before another input")
+		}
+		v.open = true
+		v.stopped = kind == KindInputStop
+	}
+	return "", nil
+}
+
+// input checks an input payload and the manual clock.
+func (v *validator) input(kind string, p *canon.Value) (string, error) {
+	at, ok := nonNegInt(get(p, "at_ms"))
+	if !ok {
+		return RuleInputAtMS, errors.New("input at_ms must be a non-negative integer")
+	}
+	switch kind {
+	case KindInputText:
+		if _, ok := str(get(p, "text")); !ok {
+			return RuleInputText, errors.New("input.text requires a string text member")
+		}
+	case KindInputClipboard:
+		if _, ok := str(get(p, "text")); !ok {
+			return RuleClipboard, errors.New("input.clipboard_set requires a string text member")
+		}
+	case KindInputKey:
+		if k := get(p, "keys"); k == nil || !validChordValue(k) {
+			return RuleKeyChord, errors.New("input.key requires one canonical termverify.key/v1 chord")
+		}
+	case KindInputResize:
+		_, ok1 := posInt(get(p, "columns"))
+		_, ok2 := posInt(get(p, "rows"))
+		if !ok1 || !ok2 {
+			return RuleResize, errors.New("input.resize requires positive integer columns and rows")
+		}
+	case KindInputMouse:
+		if rule, err := checkMouse(p); err != nil {
+			return rule, err
+		}
+	case KindInputClock:
+		d, ok := posInt(get(p, "delta_ms"))
+		if !ok {
+			return RuleClockAdvanced, errors.New("input.clock_advanced delta_ms must be a positive integer")
+		}
+		if at != v.now+d {
+			return RuleClock, detail("input.clock_advanced at_ms %d must be the manual clock %d plus delta_ms %d", at, v.now, d)
+		}
+		v.now = at
+		return "", nil
+	}
+	if at != v.now {
+		return RuleClock, detail("input at_ms %d does not match the manual clock %d", at, v.now)
+	}
+	return "", nil
+}
+
+func checkMouse(p *canon.Value) (string, error) {
+	action, _ := str(get(p, "action"))
+	_, okc := nonNegInt(get(p, "column"))
+	_, okr := nonNegInt(get(p, "row"))
+	switch action {
+	case MousePress, MouseRelease, MouseMove, MouseScroll:
+	default:
+		okc = false
+	}
+	if !okc || !okr {
+		return RuleMousePosition, errors.New("input.mouse action must be press|release|move|scroll with column, row >= 0")
+	}
+	button, hasButton := p.Get("button")
+	delta, hasDelta := p.Get("delta")
+	switch action {
+	case MousePress, MouseRelease:
+		b, _ := str(button)
+		if !hasButton || hasDelta || (b != "left" && b != "middle" && b != "right") {
+			return RuleMouseButton, errors.New("input.mouse press/release needs button left|middle|right and no delta")
+		}
+	case MouseScroll:
+		n, ok := int64(0), false
+		if hasDelta {
+			n, ok = delta.Int()
+		}
+		if !hasDelta || hasButton || !ok || n == 0 {
+			return RuleMouseDelta, errors.New("input.mouse scroll needs a non-zero integer delta and no button")
+		}
+	case MouseMove:
+		if hasButton || hasDelta {
+			return RuleMouseDelta, errors.New("input.mouse move forbids button and delta")
+		}
+	}
+	return "", nil
+}
+
+func checkDiagnostic(p *canon.Value) error {
+	if err := closed(p, []string{"at_ms", "code", "message"}, []string{"details"}); err != nil {
+		return detail("diagnostic %v", err)
+	}
+	if _, ok := nonNegInt(get(p, "at_ms")); !ok {
+		return errors.New("diagnostic at_ms must be a non-negative integer")
+	}
+	if !nonEmptyStr(get(p, "code")) {
+		return errors.New("diagnostic code must be a non-empty string")
+	}
+	if _, ok := str(get(p, "message")); !ok {
+		return errors.New("diagnostic message must be a string")
+	}
+	return nil
+}
+
+// checkObservation checks an observation payload and returns its process.
+func checkObservation(p *canon.Value) (string, *Process, error) {
+	if err := closed(p, []string{"at_ms", "state", "events", "ui"}, []string{"frame", "process"}); err != nil {
+		return RuleObservation, nil, detail("observation %v", err)
+	}
+	if _, ok := nonNegInt(get(p, "at_ms")); !ok {
+		return RuleObservation, nil, errors.New("observation at_ms must be a non-negative integer")
+	}
+	events := get(p, "events")
+	if events.Kind != canon.Array {
+		return RuleObservation, nil, errors.New("observation events must be an array")
+	}
+	for i := range events.Items {
+		e := &events.Items[i]
+		if err := closed(e, []string{"type", "data"}, nil); err != nil {
+			return RuleEvent, nil, detail("observation event %d %v", i, err)
+		}
+		if !nonEmptyStr(get(e, "type")) {
+			return RuleEvent, nil, detail("observation event %d type must be a non-empty string", i)
+		}
+	}
+	if rule, err := checkUI(get(p, "ui")); err != nil {
+		return rule, nil, err
+	}
+	if f, ok := p.Get("frame"); ok {
+		if err := checkFrame(f); err != nil {
+			return RuleFrame, nil, err
+		}
+	}
+	pr, ok := p.Get("process")
+	if !ok {
+		return "", nil, nil
+	}
+	state, _ := str(get(pr, "state"))
+	switch {
+	case state == "running" && closed(pr, []string{"state"}, nil) == nil:
+		return "", &Process{}, nil
+	case state == "exited" && closed(pr, []string{"state", "exit"}, nil) == nil:
+		if e, ok := parseExit(get(pr, "exit")); ok {
+			return "", &Process{Exited: true, Exit: e}, nil
+		}
+	}
+	return RuleProcess, nil, errors.New("observation process must be {state:running} or {state:exited, exit:EXIT}")
+}
+
+func checkUI(ui *canon.Value) (string, error) {
+	if err := closed(ui, []string{"regions", "focus", "cursor", "mode"}, nil); err != nil {
+		return RuleUI, detail("observation ui %v", err)
+	}
+	regions := get(ui, "regions")
+	if regions.Kind != canon.Array {
+		return RuleUI, errors.New("observation ui regions must be an array")
+	}
+	for i := range regions.Items {
+		r := &regions.Items[i]
+		if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
+			return RuleRegion, detail("observation ui region %d %v", i, err)
+		}
+		if !nonEmptyStr(get(r, "id")) || !nonEmptyStr(get(r, "role")) {
+			return RuleRegion, detail("observation ui region %d needs a non-empty id and role", i)
+		}
+		for j := range i {
+			if get(&regions.Items[j], "id").Str == get(r, "id").Str {
+				return RuleRegion, detail("observation ui region id %s is not unique", canon.Quote(get(r, "id").Str))
+			}
+		}
+		b := get(r, "bounds")
+		if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
+			return RuleRegion, detail("observation ui region %d bounds %v", i, err)
+		}
+		_, ok1 := nonNegInt(get(b, "column"))
+		_, ok2 := nonNegInt(get(b, "row"))
+		_, ok3 := posInt(get(b, "columns"))
+		_, ok4 := posInt(get(b, "rows"))
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return RuleRegion, detail("observation ui region %d bounds need column, row >= 0 and columns, rows > 0", i)
+		}
+	}
+	focus := get(ui, "focus")
+	switch focus.Kind {
+	case canon.Null:
+	case canon.String:
+		found := false
+		for i := range regions.Items {
+			found = found || get(&regions.Items[i], "id").Str == focus.Str
+		}
+		if !found {
+			return RuleFocus, detail("observation ui focus %s is not a region id", canon.Quote(focus.Str))
+		}
+	default:
+		return RuleFocus, errors.New("observation ui focus must be null or a region id")
+	}
+	c := get(ui, "cursor")
+	if err := closed(c, []string{"column", "row", "visible"}, nil); err != nil {
+		return RuleCursor, detail("observation ui cursor %v", err)
+	}
+	_, ok1 := nonNegInt(get(c, "column"))
+	_, ok2 := nonNegInt(get(c, "row"))
+	if !ok1 || !ok2 || get(c, "visible").Kind != canon.Bool {
+		return RuleCursor, errors.New("observation ui cursor needs column, row >= 0 and a boolean visible")
+	}
+	if m := get(ui, "mode"); m.Kind != canon.Null && m.Kind != canon.String {
+		return RuleUI, errors.New("observation ui mode must be a string or null")
+	}
+	return "", nil
+}
+
+func checkFrame(f *canon.Value) error {
+	if err := closed(f, []string{"lines", "columns", "rows"}, nil); err != nil {
+		return detail("observation frame %v", err)
+	}
+	lines := get(f, "lines")
+	_, okc := posInt(get(f, "columns"))
+	rows, okr := posInt(get(f, "rows"))
+	if lines.Kind != canon.Array || !okc || !okr || int64(len(lines.Items)) != rows {
+		return errors.New("observation frame needs columns, rows > 0 and exactly rows lines")
+	}
+	for i := range lines.Items {
+		if lines.Items[i].Kind != canon.String {
+			return errors.New("observation frame lines must be strings")
+		}
+	}
+	return nil
+}
