@@ -1,0 +1,375 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// Applied says what a started sandbox really has, checked against the
+// kernel after the namespaces and the root were built and before the
+// subject ran. Reasons are short deterministic words, fit for a
+// transcript's x- members; host facts go to Evidence.
+type Applied struct {
+	Filesystem TierCheck        `json:"filesystem"`
+	Network    TierCheck        `json:"network"`
+	Mechanisms []MechanismCheck `json:"mechanisms"`
+}
+
+// TierCheck is the tier a constraint got and the checks behind it.
+type TierCheck struct {
+	Tier   receipts.Tier `json:"tier"`
+	Reason string        `json:"reason"` // e.g. "mount-namespace pivot-root workdir-bound"
+}
+
+// MechanismCheck is one mechanism and whether it was verified in force.
+type MechanismCheck struct {
+	Name    string `json:"name"`    // "pid-namespace", "seccomp", "cgroup-memory", ...
+	Applied bool   `json:"applied"` // verified in force
+	Reason  string `json:"reason"`  // "ok", "not-requested", "rootless-v1", an errno name, ...
+}
+
+// Mechanism returns the named check, and whether it exists.
+func (a Applied) Mechanism(name string) (MechanismCheck, bool) {
+	for _, m := range a.Mechanisms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MechanismCheck{}, false
+}
+
+// Evidence holds volatile host facts about one sandbox for an evidence
+// file: never for a transcript, which must stay replay-comparable.
+type Evidence struct {
+	ID              string            `json:"id"`
+	StateDir        string            `json:"state_dir"`
+	HostRoot        string            `json:"host_root,omitempty"`
+	RootFS          string            `json:"rootfs,omitempty"`
+	InitPID         int               `json:"init_pid"`    // host PID of the sandbox's PID 1
+	SubjectPID      int               `json:"subject_pid"` // in the sandbox's PID namespace
+	Namespaces      map[string]uint64 `json:"namespaces,omitempty"`
+	CgroupPaths     map[string]string `json:"cgroup_paths,omitempty"`
+	UserNamespace   bool              `json:"user_namespace"`
+	UID             int               `json:"uid"`
+	GID             int               `json:"gid"`
+	Milestones      []Milestone       `json:"milestones"`
+	PeakMemoryBytes int64             `json:"peak_memory_bytes,omitempty"`
+	OOMKills        int64             `json:"oom_kills,omitempty"`
+}
+
+// Milestone is a named point of the sandbox's life, in microseconds since
+// Start was called.
+type Milestone struct {
+	Name   string `json:"name"`
+	Micros int64  `json:"us"`
+}
+
+func (sb *Sandbox) addMechanism(name string, ok bool, reason string) {
+	sb.applied.Mechanisms = append(sb.applied.Mechanisms, MechanismCheck{Name: name, Applied: ok, Reason: reason})
+}
+
+// namespaceKinds are checked in /proc/<pid>/ns against our own.
+var namespaceKinds = []struct{ file, name string }{
+	{"mnt", "mount-namespace"}, {"pid", "pid-namespace"}, {"net", "network-namespace"},
+	{"ipc", "ipc-namespace"}, {"uts", "uts-namespace"}, {"user", "user-namespace"},
+}
+
+// verify inspects the parked init (pid) from the host side. Each os-tier
+// claim needs its kernel evidence; a missing one fails Start with
+// ErrNotVerified, so no receipt can ever be stronger than what runs.
+func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
+	s := &sb.spec
+	ns := map[string]uint64{}
+	differs := map[string]bool{}
+	ourNS := ownNamespaces()
+	for _, k := range namespaceKinds {
+		theirs, err1 := nsInode(fmt.Sprintf("/proc/%d/ns/%s", pid, k.file))
+		ours, err2 := ourNS[k.file], error(nil)
+		if ours == 0 {
+			err2 = fmt.Errorf("own %s namespace unreadable", k.file)
+		}
+		if err1 != nil || err2 != nil {
+			sb.addMechanism(k.name, false, "unreadable")
+			continue
+		}
+		ns[k.file] = theirs
+		differs[k.file] = theirs != ours
+		want := k.file != "user" || s.UserNamespace
+		switch {
+		case !want:
+			sb.addMechanism(k.name, false, "not-requested")
+		case theirs != ours:
+			sb.addMechanism(k.name, true, "ok")
+		default:
+			sb.addMechanism(k.name, false, "same-as-host")
+			return stepErr("verify", k.name, fmt.Errorf("%w: %s namespace of pid %d is the host's (inode %d)", ErrNotVerified, k.file, pid, theirs))
+		}
+	}
+	sb.evidence.Namespaces = ns
+	sb.evidence.UserNamespace = s.UserNamespace
+	sb.evidence.UID, sb.evidence.GID = s.UID, s.GID
+
+	// Filesystem: a different mount namespace, a root that is not ours
+	// (pivot_root happened), and the mapped root is what the subject will
+	// see at its working directory.
+	procRoot := fmt.Sprintf("/proc/%d/root", pid)
+	hostRoot, err1 := statID("/")
+	theirRoot, err2 := statID(procRoot + "/")
+	if err1 != nil || err2 != nil || hostRoot == theirRoot {
+		return stepErr("verify", "pivot-root", fmt.Errorf("%w: sandbox root is the host's (%v %v)", ErrNotVerified, err1, err2))
+	}
+	sb.addMechanism("pivot-root", true, "ok")
+	fsReason := "mount-namespace pivot-root"
+	if s.Root != "" {
+		want, err1 := statID(s.Root)
+		got, err2 := statID(procRoot + Workdir)
+		if err1 != nil || err2 != nil || want != got {
+			return stepErr("verify", "workdir", fmt.Errorf("%w: %s is not the mapped root (%v %v)", ErrNotVerified, Workdir, err1, err2))
+		}
+		fsReason += " workdir-bound"
+	}
+	if s.RootFS != "" {
+		fsReason += " rootfs"
+	}
+	sb.applied.Filesystem = TierCheck{Tier: receipts.OS, Reason: fsReason}
+
+	// Network: a different network namespace whose only interface is lo,
+	// plus the forwarders for an allow-list.
+	ifaces, err := netInterfaces(pid)
+	if err != nil || len(ifaces) != 1 || ifaces[0] != "lo" || !differs["net"] {
+		return stepErr("verify", "network-namespace", fmt.Errorf("%w: interfaces %v (%v)", ErrNotVerified, ifaces, err))
+	}
+	netReason := "network-namespace loopback-only"
+	if plan.Policy.Mode == netpolicy.AllowList {
+		netReason = "network-namespace loopback-only allow-list-forwarders"
+	}
+	sb.applied.Network = TierCheck{Tier: receipts.OS, Reason: netReason}
+
+	// Credentials of the parked init: they are what the subject inherits.
+	st, err := procStatus(pid)
+	if err != nil {
+		return stepErr("verify", "credentials", err)
+	}
+	uidOK := strings.Fields(st["Uid"])
+	wantUID := strconv.Itoa(s.UID)
+	if rootless || s.UserNamespace {
+		// /proc shows ids as seen from our namespace.
+		wantUID = strconv.Itoa(mapToHost(s.UID, rootless))
+	}
+	if len(uidOK) < 2 || uidOK[0] != wantUID || uidOK[1] != wantUID {
+		return stepErr("verify", "uid", fmt.Errorf("%w: uid %q, want %s", ErrNotVerified, st["Uid"], wantUID))
+	}
+	sb.addMechanism("unprivileged-uid", true, "uid-"+strconv.Itoa(s.UID))
+	if st["CapEff"] != "0000000000000000" || st["CapBnd"] != "0000000000000000" || st["CapPrm"] != "0000000000000000" {
+		return stepErr("verify", "capabilities", fmt.Errorf("%w: CapEff %s CapBnd %s", ErrNotVerified, st["CapEff"], st["CapBnd"]))
+	}
+	sb.addMechanism("capabilities-dropped", true, "ok")
+	if st["NoNewPrivs"] != "1" {
+		return stepErr("verify", "no-new-privs", fmt.Errorf("%w: NoNewPrivs %q", ErrNotVerified, st["NoNewPrivs"]))
+	}
+	sb.addMechanism("no-new-privs", true, "ok")
+
+	sb.verifyCgroups(pid, rootless)
+	return nil
+}
+
+// verifyCgroups records which limits are in force. A rootless v1 host has
+// none (not delegated): that is reported, not treated as failure, because
+// the PID namespace still bounds the sandbox's life.
+func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
+	s := &sb.spec
+	paths := map[string]string{}
+	if st, err := sb.container.State(); err == nil {
+		for k, v := range st.CgroupPaths {
+			if _, err := os.Stat(v); err == nil {
+				paths[k] = v
+			}
+		}
+	}
+	sb.evidence.CgroupPaths = paths
+	check := func(name, ctrl, file string, want int64) {
+		if want == 0 {
+			sb.addMechanism(name, false, "not-requested")
+			return
+		}
+		dir, ok := paths[ctrl]
+		if !ok {
+			reason := "no-controller"
+			if rootless {
+				reason = "rootless-not-delegated"
+			}
+			sb.addMechanism(name, false, reason)
+			return
+		}
+		if !inCgroup(pid, dir) {
+			sb.addMechanism(name, false, "init-not-in-cgroup")
+			return
+		}
+		got, err := readInt(filepath.Join(dir, file))
+		// The kernel rounds memory limits down to whole pages.
+		if err != nil || got > want || got <= want-int64(os.Getpagesize()) {
+			sb.addMechanism(name, false, "limit-mismatch")
+			return
+		}
+		sb.addMechanism(name, true, "ok")
+	}
+	check("cgroup-memory", "memory", "memory.limit_in_bytes", s.Limits.MemoryBytes)
+	check("cgroup-pids", "pids", "pids.max", s.Limits.Pids)
+	cpu := int64(0)
+	if s.Limits.CPUs > 0 {
+		cpu = int64(s.Limits.CPUs*100000 + 0.999999)
+	}
+	check("cgroup-cpu", "cpu", "cpu.cfs_quota_us", cpu)
+}
+
+// collectStats reads the memory cgroup's peak and OOM-kill count; called
+// by Wait before Destroy removes the cgroup.
+func (sb *Sandbox) collectStats() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	dir, ok := sb.evidence.CgroupPaths["memory"]
+	if !ok {
+		return
+	}
+	if v, err := readInt(filepath.Join(dir, "memory.max_usage_in_bytes")); err == nil {
+		sb.evidence.PeakMemoryBytes = v
+	} else if v, err := readInt(filepath.Join(dir, "memory.peak")); err == nil {
+		sb.evidence.PeakMemoryBytes = v
+	}
+	for _, f := range []string{"memory.oom_control", "memory.events"} {
+		kv, err := readKV(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		if v, ok := kv["oom_kill"]; ok {
+			sb.evidence.OOMKills = v
+			return
+		}
+	}
+}
+
+func mapToHost(id int, rootless bool) int {
+	if rootless {
+		return os.Geteuid()
+	}
+	return userNSBase + id
+}
+
+// ownNamespaces reads this thread's namespaces on a locked thread.
+// /proc/self/ns names the thread-group leader's, and libcontainer leaves
+// a locked thread inside a container's mount namespace for good (its
+// mount-source helper never unlocks); when that thread is the main thread
+// /proc/self/ns/mnt is the container's, not ours. A pool thread we lock is
+// never such a thread: the runtime kills those.
+func ownNamespaces() map[string]uint64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m := map[string]uint64{}
+	for _, k := range namespaceKinds {
+		if ino, err := nsInode("/proc/thread-self/ns/" + k.file); err == nil {
+			m[k.file] = ino
+		}
+	}
+	return m
+}
+
+func nsInode(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+type fileID struct{ dev, ino uint64 }
+
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{st.Dev, st.Ino}, nil
+}
+
+// netInterfaces lists the interfaces of pid's network namespace.
+func netInterfaces(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", pid))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i, line := range strings.Split(string(b), "\n") {
+		if i < 2 {
+			continue // headers
+		}
+		if name, _, ok := strings.Cut(line, ":"); ok {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	return names, nil
+}
+
+func procStatus(pid int) (map[string]string, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			m[k] = strings.TrimSpace(v)
+		}
+	}
+	return m, sc.Err()
+}
+
+// inCgroup reports whether pid is listed in dir/cgroup.procs.
+func inCgroup(pid int, dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	want := strconv.Itoa(pid)
+	for _, f := range strings.Fields(string(b)) {
+		if f == want {
+			return true
+		}
+	}
+	return false
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+func readKV(path string) (map[string]int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				m[f[0]] = v
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,123 @@
+package sandbox
+
+import (
+	"math"
+
+	"github.com/opencontainers/cgroups"
+	devconfig "github.com/opencontainers/cgroups/devices/config"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// userNSBase is the first host id of the range a root supervisor maps into
+// an opt-in user namespace (container ids 0..65535). It is far above any
+// id a distribution hands out, so the sandbox's ids own nothing on the host.
+const userNSBase = 1 << 30
+
+// maskedPaths and readonlyPaths are runc's defaults for /proc and /sys.
+var (
+	maskedPaths = []string{
+		"/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+		"/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+	}
+	readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// sandboxDevices is the minimal /dev: null, zero, full, random, urandom, tty.
+func sandboxDevices() []*devconfig.Device {
+	dev := func(path string, major, minor int64) *devconfig.Device {
+		return &devconfig.Device{
+			Rule: devconfig.Rule{Type: devconfig.CharDevice, Major: major, Minor: minor, Permissions: "rwm", Allow: true},
+			Path: path, FileMode: 0o666,
+		}
+	}
+	return []*devconfig.Device{
+		dev("/dev/null", 1, 3), dev("/dev/zero", 1, 5), dev("/dev/full", 1, 7),
+		dev("/dev/random", 1, 8), dev("/dev/urandom", 1, 9), dev("/dev/tty", 5, 0),
+	}
+}
+
+// containerConfig turns a defaulted Spec into libcontainer's config. It
+// makes no system calls.
+func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroupName string, rootless bool) *configs.Config {
+	ns := configs.Namespaces{
+		{Type: configs.NEWNS}, {Type: configs.NEWPID}, {Type: configs.NEWNET},
+		{Type: configs.NEWIPC}, {Type: configs.NEWUTS},
+	}
+	cfg := &configs.Config{
+		Rootfs:          rootfs,
+		Readonlyfs:      true,
+		RootPropagation: unix.MS_PRIVATE | unix.MS_REC,
+		Mounts:          mounts,
+		Devices:         sandboxDevices(),
+		Hostname:        s.Hostname,
+		Namespaces:      ns,
+		// Every capability set empty: the init and the subject hold none.
+		Capabilities:    &configs.Capabilities{},
+		NoNewPrivileges: true,
+		// lo up in the new network namespace; without it even 127.0.0.1 is
+		// unreachable (ENETUNREACH).
+		Networks:      []*configs.Network{{Type: "loopback"}},
+		MaskPaths:     maskedPaths,
+		ReadonlyPaths: readonlyPaths,
+		Rlimits: []configs.Rlimit{
+			// An abort() must not drop a core file into the mapped root.
+			{Type: unix.RLIMIT_CORE, Hard: 0, Soft: 0},
+		},
+		// Our own key ring is not shared; keyctl is denied by seccomp anyway.
+		NoNewKeyring: false,
+		Version:      "1.2.0",
+		Cgroups:      cgroupConfig(s, cgroupName, rootless),
+		RootlessEUID: rootless,
+		// v1 cgroups are not delegated to unprivileged users: libcontainer
+		// must ignore the permission errors instead of failing.
+		RootlessCgroups: rootless,
+	}
+	if s.UserNamespace {
+		cfg.Namespaces = append(cfg.Namespaces, configs.Namespace{Type: configs.NEWUSER})
+		if rootless {
+			// Only our own ids may be mapped without a setuid helper; they
+			// become 0 inside (with every capability dropped).
+			cfg.UIDMappings = []configs.IDMap{{ContainerID: 0, HostID: int64(unix.Geteuid()), Size: 1}}
+			cfg.GIDMappings = []configs.IDMap{{ContainerID: 0, HostID: int64(unix.Getegid()), Size: 1}}
+		} else {
+			cfg.UIDMappings = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}}
+			cfg.GIDMappings = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}}
+		}
+	}
+	return cfg
+}
+
+func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {
+	// libcontainer refuses SkipDevices for a container: the device
+	// allow-list (deny all, then the six nodes of /dev) is written on
+	// every start.
+	r := &cgroups.Resources{Devices: []*devconfig.Rule{{Type: devconfig.WildcardDevice, Major: devconfig.Wildcard, Minor: devconfig.Wildcard, Permissions: "rwm", Allow: false}}}
+	for _, d := range sandboxDevices() {
+		r.Devices = append(r.Devices, &d.Rule)
+	}
+	if s.Limits.MemoryBytes > 0 {
+		r.Memory = s.Limits.MemoryBytes
+		r.MemorySwap = s.Limits.MemoryBytes // no swap beyond the limit
+	}
+	if s.Limits.Pids > 0 {
+		p := s.Limits.Pids
+		r.PidsLimit = &p
+	}
+	if s.Limits.CPUs > 0 {
+		r.CpuPeriod = 100000
+		r.CpuQuota = int64(math.Ceil(s.Limits.CPUs * 100000))
+	}
+	cg := &cgroups.Cgroup{Resources: r, Rootless: rootless}
+	if rootless {
+		// With Path empty libcontainer treats permission errors as
+		// "no cgroup" instead of failing (LIBCONTAINER-NOTES gotcha 3).
+		cg.Parent, cg.Name = "termverify-sandbox", name
+	} else {
+		// A relative path nests under the supervisor's own cgroup in each
+		// hierarchy, so limits compose with whatever contains us.
+		cg.Path = name
+	}
+	return cg
+}

@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels callers branch on. Each is wrapped with the operation and object.
+var (
+	// ErrInvalidSpec: Validate rejected the Spec (see *SpecError).
+	ErrInvalidSpec = errors.New("invalid sandbox spec")
+	// ErrNoNamespace: the kernel or the host's privileges refused a
+	// namespace the sandbox needs (probe downgrades the tier on it).
+	ErrNoNamespace = errors.New("namespace unavailable")
+	// ErrNotVerified: a mechanism was set up but its check failed, so no os
+	// tier may be claimed for it; the sandbox is not started.
+	ErrNotVerified = errors.New("sandbox mechanism not verified")
+	// ErrSubjectExec: the subject could not be executed inside the sandbox
+	// (see *ExecError for the shell-style status).
+	ErrSubjectExec = errors.New("subject not executable")
+	// ErrDestroyed: the sandbox was already destroyed.
+	ErrDestroyed = errors.New("sandbox destroyed")
+	// ErrUnsupportedArch: no seccomp filter is built for this architecture.
+	ErrUnsupportedArch = errors.New("seccomp filter not available for this architecture")
+)
+
+// ExecError reports that the init could not execute the subject. Code is
+// what a shell would exit with: 127 for "not found", 126 for "found but not
+// executable".
+type ExecError struct {
+	Path string // Args[0] as given
+	Code int
+	Msg  string // the init's diagnosis, e.g. "exec: no such file or directory"
+}
+
+func (e *ExecError) Error() string {
+	return fmt.Sprintf("exec %s in sandbox: %s (status %d)", e.Path, e.Msg, e.Code)
+}
+
+// Is makes errors.Is(err, ErrSubjectExec) true.
+func (e *ExecError) Is(target error) bool { return target == ErrSubjectExec }
+
+// StepError names the start step that failed and the object it worked on.
+type StepError struct {
+	Step   string // "state dir", "skeleton root", "create container", "start init", "verify", ...
+	Object string // a path, an id, a mechanism name
+	Err    error
+}
+
+func (e *StepError) Error() string {
+	if e.Object == "" {
+		return fmt.Sprintf("sandbox %s: %v", e.Step, e.Err)
+	}
+	return fmt.Sprintf("sandbox %s %s: %v", e.Step, e.Object, e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+func stepErr(step, object string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &StepError{Step: step, Object: object, Err: err}
+}

@@ -1,0 +1,473 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/netpolicy"
+
+	// Device rules and nsenter's pre-Go-runtime namespace setup are
+	// registered by import; libcontainer cannot start a container without.
+	_ "github.com/opencontainers/cgroups/devices"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+)
+
+// Exit is the subject's real end as reported by our PID-1 init.
+type Exit struct {
+	// Code is the exit status when the subject exited, -1 when a signal
+	// ended it.
+	Code int `json:"code"`
+	// Signal is the signal's name without "SIG" ("KILL", "ABRT"), or ""
+	// when the subject exited.
+	Signal string `json:"signal,omitempty"`
+	// OOMKilled is true when the sandbox's memory cgroup recorded an OOM
+	// kill and the subject died of SIGKILL.
+	OOMKilled bool `json:"oom_killed,omitempty"`
+	// Killed is true when Kill (or Destroy) ended the sandbox before the
+	// subject finished on its own.
+	Killed bool `json:"killed,omitempty"`
+	// InitLost is true when the init died without reporting the subject's
+	// end (killed, or out of memory itself): Signal then names the init's
+	// own fatal signal, the best evidence left.
+	InitLost bool `json:"init_lost,omitempty"`
+}
+
+// ShellStatus is the exit status a shell would give: Code, or 128+signal.
+func (e Exit) ShellStatus() int {
+	if e.Signal == "" {
+		return e.Code
+	}
+	return 128 + int(unix.SignalNum("SIG"+e.Signal))
+}
+
+// Sandbox is a started sandbox. Its methods are safe for concurrent use.
+type Sandbox struct {
+	spec    Spec
+	id      string
+	dir     string // our per-sandbox state dir
+	started time.Time
+
+	container *libcontainer.Container
+	process   *libcontainer.Process
+	direct    *directRunner
+
+	liveW   *os.File // liveness: closing it ends the sandbox
+	reportF *os.File
+	report  *bufio.Reader
+	fwd     *netpolicy.Forwarder
+
+	applied  Applied
+	mu       sync.Mutex // guards evidence, which Wait completes
+	evidence Evidence
+
+	killed   atomic.Bool
+	undo     []func() error
+	waitOnce sync.Once
+	waitDone chan struct{}
+	exit     Exit
+	waitErr  error
+
+	destroyOnce sync.Once
+	destroyErr  error
+}
+
+// Start validates spec, builds the sandbox, checks every mechanism it
+// claims, and starts the subject. The caller must call Destroy, even on
+// error (on error the returned *Sandbox is non-nil whenever anything was
+// acquired, and Destroy releases it; Destroy on nil is a no-op).
+func Start(ctx context.Context, spec Spec) (*Sandbox, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	rootless := os.Geteuid() != 0
+	s := spec.withDefaults(rootless)
+	sb := &Sandbox{spec: s, started: time.Now(), waitDone: make(chan struct{})}
+	sb.evidence.Milestones = []Milestone{}
+	var c cleanup
+	err := sb.start(ctx, &c, rootless)
+	// Whatever was acquired is Destroy's to release, success or not.
+	sb.undo = c.release()
+	if err != nil {
+		return sb, err
+	}
+	return sb, nil
+}
+
+func (sb *Sandbox) mark(name string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.evidence.Milestones = append(sb.evidence.Milestones, Milestone{Name: name, Micros: time.Since(sb.started).Microseconds()})
+}
+
+func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
+	s := &sb.spec
+	id, err := newID()
+	if err != nil {
+		return stepErr("id", "", err)
+	}
+	sb.id = id
+	sb.dir = filepath.Join(s.StateDir, id)
+	sb.evidence.ID, sb.evidence.StateDir, sb.evidence.HostRoot, sb.evidence.RootFS = id, sb.dir, s.Root, s.RootFS
+	if err := os.MkdirAll(s.StateDir, 0o711); err != nil {
+		return stepErr("state dir", s.StateDir, err)
+	}
+	if err := os.Mkdir(sb.dir, 0o711); err != nil {
+		return stepErr("state dir", sb.dir, err)
+	}
+	c.add(func() error { return os.RemoveAll(sb.dir) })
+	if err := writeOwner(sb.dir); err != nil {
+		return stepErr("owner record", sb.dir, err)
+	}
+	sb.mark("state")
+	if s.isolation() == IsolationNone {
+		return sb.startDirect(c)
+	}
+	return sb.startContainer(ctx, c, rootless)
+}
+
+func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool) error {
+	s := &sb.spec
+	plan, err := netpolicy.Resolve(ctx, s.Network)
+	if err != nil {
+		return stepErr("resolve network", string(s.Network.Mode), err)
+	}
+	sb.mark("resolved")
+	if _, err := buildFilter(); err != nil {
+		return stepErr("seccomp", "", err) // fail before anything runs
+	}
+	root := filepath.Join(sb.dir, "root")
+	mounts, err := buildSkeleton(root, s, plan.HostsFile())
+	if err != nil {
+		return stepErr("skeleton root", root, err)
+	}
+	if s.UserNamespace && !rootless {
+		// Container root is host userNSBase: it must own the skeleton to
+		// create mountpoints in it.
+		if err := chownTree(root, userNSBase, userNSBase); err != nil {
+			return stepErr("skeleton root", root, err)
+		}
+	}
+	cfg := containerConfig(s, sb.id, root, mounts, "termverify-sandbox-"+sb.id, rootless)
+	ct, err := libcontainer.Create(filepath.Join(sb.dir, "lc"), sb.id, cfg)
+	if err != nil {
+		return stepErr("create container", sb.id, err)
+	}
+	sb.container = ct
+	c.add(ct.Destroy)
+	sb.mark("created")
+
+	liveR, liveW, err := os.Pipe()
+	if err != nil {
+		return stepErr("liveness pipe", "", err)
+	}
+	sb.liveW = liveW
+	c.add(liveW.Close)
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		liveR.Close()
+		return stepErr("report pipe", "", err)
+	}
+	sb.reportF, sb.report = reportR, bufio.NewReader(reportR)
+	c.add(reportR.Close)
+
+	uid, gid := s.UID, s.GID
+	p := &libcontainer.Process{
+		// /proc/self/exe of libcontainer's init is its sealed copy of this
+		// binary, reachable in any root: the reaper needs nothing from the
+		// sandbox's filesystem but the dynamic loader and libc.
+		Args:       append([]string{"/proc/self/exe", ReaperArg, reaperSandbox, "--"}, s.Args...),
+		Env:        s.Env,
+		Cwd:        s.workdir(),
+		UID:        uid,
+		GID:        gid,
+		ExtraFiles: []*os.File{liveR, reportW},
+		Init:       true,
+	}
+	// Stdin/Stdout/Stderr are io.Reader/io.Writer interfaces: a nil *os.File
+	// in them is not nil, so assign only what is set (unset means /dev/null).
+	if s.Stdin != nil {
+		p.Stdin = s.Stdin
+	}
+	if s.Stdout != nil {
+		p.Stdout = s.Stdout
+	}
+	if s.Stderr != nil {
+		p.Stderr = s.Stderr
+	}
+	err = ct.Start(p)
+	// The child has its own copies now; ours would keep EOF from coming.
+	liveR.Close()
+	reportW.Close()
+	if err != nil {
+		return stepErr("start init", sb.id, err)
+	}
+	sb.process = p
+	c.add(func() error {
+		_ = p.Signal(unix.SIGKILL)
+		_, _ = p.Wait()
+		return nil
+	})
+	pid, err := p.Pid()
+	if err != nil {
+		return stepErr("start init", sb.id, err)
+	}
+	sb.evidence.InitPID = pid
+	sb.mark("init-ready")
+
+	// The forwarders listen inside the namespace before the subject runs,
+	// so its first connect already finds them.
+	fwd, err := plan.Start(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err != nil {
+		return stepErr("network policy", string(s.Network.Mode), err)
+	}
+	sb.fwd = fwd
+	c.add(fwd.Close)
+	sb.mark("network")
+
+	// Create/start split: libcontainer's init is parked on its exec fifo
+	// with every namespace, mount and credential in place, so what we
+	// claim is checked now, before any subject code runs.
+	if err := sb.verify(pid, rootless, plan); err != nil {
+		return err
+	}
+	sb.mark("verified")
+	if err := ct.Exec(); err != nil {
+		return stepErr("release init", sb.id, err)
+	}
+	sb.mark("released")
+	return sb.awaitSubject()
+}
+
+// awaitSubject reads the reaper's report up to "started" (or its failure).
+func (sb *Sandbox) awaitSubject() error {
+	for {
+		ev, err := readEvent(sb.report)
+		if err != nil {
+			return stepErr("start subject", sb.spec.Args[0], fmt.Errorf("init ended before starting the subject: %w", err))
+		}
+		switch ev.word {
+		case reportSeccomp:
+			mode := firstArg(ev)
+			sb.addMechanism("seccomp", mode == "2", "mode-"+mode)
+			if mode != "2" {
+				return stepErr("verify", "seccomp", fmt.Errorf("%w: seccomp mode %s", ErrNotVerified, mode))
+			}
+		case reportStarted:
+			sb.evidence.SubjectPID, _ = strconv.Atoi(firstArg(ev))
+			sb.mark("subject-started")
+			return nil
+		case reportExecErr:
+			code, _ := strconv.Atoi(firstArg(ev))
+			msg := ""
+			if len(ev.line) > len(ev.word)+len(firstArg(ev))+2 {
+				msg = ev.line[len(ev.word)+len(firstArg(ev))+2:]
+			}
+			return &ExecError{Path: sb.spec.Args[0], Code: code, Msg: msg}
+		case reportError:
+			return stepErr("init", "", errors.New(ev.line))
+		default:
+			return stepErr("init", "", fmt.Errorf("unexpected report %q", ev.line))
+		}
+	}
+}
+
+func firstArg(ev reaperEvent) string {
+	if len(ev.args) == 0 {
+		return ""
+	}
+	return ev.args[0]
+}
+
+// ID is the sandbox's id: the name of its state directory and cgroup.
+func (sb *Sandbox) ID() string { return sb.id }
+
+// Applied returns what was applied and verified at Start.
+func (sb *Sandbox) Applied() Applied { return sb.applied }
+
+// Evidence returns the volatile host facts for an evidence file. After
+// Wait returns it also holds the peak memory and OOM count.
+func (sb *Sandbox) Evidence() Evidence {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	e := sb.evidence
+	e.Milestones = append([]Milestone(nil), e.Milestones...)
+	return e
+}
+
+// Signal sends sig to the subject through the init, which forwards the
+// catchable signals listed in the package doc. SIGKILL is Kill.
+func (sb *Sandbox) Signal(sig unix.Signal) error {
+	if sig == unix.SIGKILL {
+		return sb.Kill()
+	}
+	switch {
+	case sb.process != nil:
+		return sb.process.Signal(sig)
+	case sb.direct != nil:
+		return sb.direct.cmd.Process.Signal(sig)
+	}
+	return ErrDestroyed
+}
+
+// Kill ends the whole sandbox at once: the init dies by SIGKILL and with
+// it, by the kernel's hand, every process of its PID namespace, setsid
+// daemons included. Wait then reports Killed. Kill is idempotent.
+func (sb *Sandbox) Kill() error {
+	sb.killed.Store(true)
+	switch {
+	case sb.process != nil:
+		if err := sb.process.Signal(unix.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("kill sandbox %s: %w", sb.id, err)
+		}
+	case sb.direct != nil:
+		return sb.direct.kill()
+	}
+	return nil
+}
+
+// Wait blocks until the subject has ended and the sandbox's init is gone,
+// and returns the subject's real exit. It may be called more than once
+// (and concurrently); every call returns the same result.
+func (sb *Sandbox) Wait() (Exit, error) {
+	sb.waitOnce.Do(func() {
+		defer close(sb.waitDone)
+		sb.exit, sb.waitErr = sb.wait()
+	})
+	<-sb.waitDone
+	return sb.exit, sb.waitErr
+}
+
+func (sb *Sandbox) wait() (Exit, error) {
+	if sb.report == nil {
+		return Exit{}, ErrDestroyed
+	}
+	var ex Exit
+	reported := false
+	for !reported {
+		ev, err := readEvent(sb.report)
+		if err != nil {
+			break // EOF: the init is gone without a word
+		}
+		switch ev.word {
+		case reportExited:
+			ex.Code, _ = strconv.Atoi(firstArg(ev))
+			reported = true
+		case reportSignal:
+			n, _ := strconv.Atoi(firstArg(ev))
+			ex.Code, ex.Signal = -1, signalName(unix.Signal(n))
+			reported = true
+		}
+	}
+	var st *os.ProcessState
+	var err error
+	switch {
+	case sb.process != nil:
+		st, err = sb.process.Wait()
+	case sb.direct != nil:
+		st, err = sb.direct.wait()
+	}
+	sb.mark("exited")
+	if !reported {
+		ex.InitLost = true
+		ex.Code = -1
+		if st != nil {
+			if ws, ok := st.Sys().(unix.WaitStatus); ok && ws.Signaled() {
+				ex.Signal = signalName(ws.Signal())
+			} else if ok {
+				ex.Code = ws.ExitStatus()
+			}
+		}
+		if ex.Signal == "" && ex.Code == -1 {
+			ex.Signal = "KILL"
+		}
+	}
+	ex.Killed = sb.killed.Load()
+	// Cgroup counters are read before Destroy removes the cgroup.
+	sb.collectStats()
+	if ex.Signal == "KILL" && sb.evidence.OOMKills > 0 {
+		ex.OOMKilled = true
+	}
+	if err != nil {
+		var ee interface{ ExitCode() int }
+		if errors.As(err, &ee) {
+			err = nil // a non-zero init status is not a Wait failure
+		}
+	}
+	if err != nil {
+		return ex, fmt.Errorf("wait sandbox %s: %w", sb.id, err)
+	}
+	return ex, nil
+}
+
+func signalName(s unix.Signal) string {
+	n := unix.SignalName(s)
+	if n == "" {
+		return strconv.Itoa(int(s))
+	}
+	return n[3:]
+}
+
+// Destroy kills whatever still runs and removes every trace of the
+// sandbox: processes, cgroups, libcontainer state, the skeleton root and
+// the state directory, and closes the network forwarders. It is
+// idempotent and safe on a nil or half-started Sandbox.
+func (sb *Sandbox) Destroy() error {
+	if sb == nil {
+		return nil
+	}
+	sb.destroyOnce.Do(func() {
+		var errs []error
+		if sb.liveW != nil {
+			// Closing liveness alone ends the init; Kill makes it immediate.
+			_ = sb.liveW.Close()
+		}
+		if sb.process != nil || sb.direct != nil {
+			_ = sb.Kill()
+			if _, err := sb.Wait(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for i := len(sb.undo) - 1; i >= 0; i-- {
+			if err := sb.undo[i](); err != nil && !errors.Is(err, os.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		sb.undo = nil
+		sb.destroyErr = errors.Join(errs...)
+		if sb.destroyErr != nil {
+			sb.destroyErr = fmt.Errorf("destroy sandbox %s: %w", sb.id, sb.destroyErr)
+		}
+	})
+	return sb.destroyErr
+}
+
+func newID() (string, error) {
+	var b [8]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		return "", err
+	}
+	return "tvs-" + hex.EncodeToString(b[:]), nil
+}
+
+func chownTree(root string, uid, gid int) error {
+	return filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}

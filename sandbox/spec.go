@@ -1,0 +1,239 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/termverify/termverify-sandbox/netpolicy"
+)
+
+// Isolation selects the backend a Spec runs under.
+type Isolation string
+
+// The isolation levels. IsolationOS builds namespaces and a fresh root with
+// libcontainer; IsolationNone runs the subject directly on the host (every
+// constraint at most delivered) but keeps the same Wait/Kill/Destroy surface.
+const (
+	IsolationOS   Isolation = "os"
+	IsolationNone Isolation = "none"
+)
+
+// Workdir is the in-sandbox path at which Spec.Root is bind-mounted
+// read-write; it is also the subject's working directory and HOME default.
+const Workdir = "/sandbox"
+
+// DefaultUID and DefaultGID are the unprivileged ids the subject runs as
+// when the supervisor is root (nobody/nogroup on Debian).
+const (
+	DefaultUID = 65534
+	DefaultGID = 65534
+)
+
+// Limits are the cgroup limits of a sandbox. Zero means "no limit".
+type Limits struct {
+	MemoryBytes int64   // memory.limit_in_bytes (v1) / memory.max (v2); swap is capped to the same value
+	Pids        int64   // pids.max: every task (thread or process) in the sandbox counts, the init included
+	CPUs        float64 // CPU quota in cores (e.g. 0.5); 0 leaves CPU unlimited
+}
+
+// DefaultLimits are the limits exec uses when no flag overrides them.
+func DefaultLimits() Limits {
+	return Limits{MemoryBytes: 1 << 30, Pids: 512}
+}
+
+// Spec describes one sandbox. It is plain data: build it, then Validate (or
+// Start, which validates first) before any system call is made.
+type Spec struct {
+	// Isolation picks the backend; the zero value means IsolationOS.
+	Isolation Isolation
+
+	// Args is the subject's argv. Args[0] is resolved inside the sandbox as a
+	// shell started in Workdir would: a name with a slash is a path (relative
+	// to Workdir), any other name is looked up in the PATH of Env.
+	Args []string
+	// Env is the subject's complete environment ("K=V"). Nothing is added
+	// except PATH when Env has none (DefaultPath).
+	Env []string
+
+	// Root is the host directory mapped read-write at Workdir. Optional when
+	// RootFS is set (the working directory is then "/").
+	Root string
+	// RootFS, if set, is a complete root filesystem used read-only instead of
+	// the host's system directories. It is never mounted as the container
+	// root itself: its top-level entries are bound read-only into a fresh
+	// per-sandbox root, so mountpoints are never created in the caller's tree.
+	RootFS string
+
+	// Network is the network policy; a zero Mode means netpolicy.Deny.
+	Network netpolicy.Policy
+	// Limits are the cgroup limits.
+	Limits Limits
+
+	// Stdin, Stdout and Stderr are the subject's stdio; the caller owns them
+	// (and closes its own ends). Nil means /dev/null. Use pipe ends or
+	// regular files: they are handed to the subject as file descriptors.
+	Stdin, Stdout, Stderr *os.File
+
+	// StateDir holds per-sandbox state (the skeleton root, libcontainer
+	// state, the owner record). Default: DefaultStateDir().
+	StateDir string
+	// Hostname is the UTS hostname inside; default "sandbox".
+	Hostname string
+
+	// UserNamespace forces a user namespace even when the supervisor is root.
+	// It is always used when the supervisor is not root.
+	UserNamespace bool
+	// UID and GID the subject runs as. Zero values pick DefaultUID/DefaultGID
+	// as root, and 0 (mapped to the caller's own uid) in rootless mode, where
+	// no other id is mapped.
+	UID, GID int
+}
+
+// DefaultPath is the PATH given to the subject when Env has none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// DefaultStateDir is /run/termverify-sandbox for root, and a per-user
+// directory under XDG_RUNTIME_DIR or the temporary directory otherwise.
+func DefaultStateDir() string {
+	if os.Geteuid() == 0 {
+		return "/run/termverify-sandbox"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "termverify-sandbox")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("termverify-sandbox-%d", os.Geteuid()))
+}
+
+// SpecError reports an invalid Spec field; nothing was started.
+type SpecError struct {
+	Field  string // the Spec field, e.g. "Root" or "Network.Allowed"
+	Reason string
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("invalid spec: %s: %s", e.Field, e.Reason) }
+
+// Is makes errors.Is(err, ErrInvalidSpec) true for every *SpecError.
+func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
+
+// Validate checks the spec without touching the system beyond stat-ing the
+// directories it names.
+func (s *Spec) Validate() error {
+	switch s.Isolation {
+	case "", IsolationOS, IsolationNone:
+	default:
+		return &SpecError{"Isolation", fmt.Sprintf("unknown isolation %q", s.Isolation)}
+	}
+	if len(s.Args) == 0 || s.Args[0] == "" {
+		return &SpecError{"Args", "empty command"}
+	}
+	for _, e := range s.Env {
+		if !strings.Contains(e, "=") || strings.HasPrefix(e, "=") {
+			return &SpecError{"Env", fmt.Sprintf("%q is not K=V", e)}
+		}
+	}
+	if s.Root == "" && s.RootFS == "" {
+		return &SpecError{"Root", "neither Root nor RootFS set"}
+	}
+	for _, d := range []struct{ field, path string }{{"Root", s.Root}, {"RootFS", s.RootFS}} {
+		if d.path == "" {
+			continue
+		}
+		if !filepath.IsAbs(d.path) {
+			return &SpecError{d.field, fmt.Sprintf("%q is not absolute", d.path)}
+		}
+		fi, err := os.Stat(d.path)
+		if err != nil {
+			return &SpecError{d.field, err.Error()}
+		}
+		if !fi.IsDir() {
+			return &SpecError{d.field, fmt.Sprintf("%q is not a directory", d.path)}
+		}
+	}
+	if s.isolation() == IsolationNone && s.RootFS != "" {
+		return &SpecError{"RootFS", "a complete root needs isolation os"}
+	}
+	if s.isolation() == IsolationNone && s.Root == "" {
+		return &SpecError{"Root", "isolation none needs Root as the working directory"}
+	}
+	if err := normPolicy(s.Network).Validate(); err != nil {
+		return &SpecError{"Network", err.Error()}
+	}
+	if s.isolation() == IsolationNone && s.Network.Mode == netpolicy.AllowList {
+		// An allow-list cannot be honestly delivered without a namespace.
+		return &SpecError{"Network", "an allow-list needs isolation os"}
+	}
+	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 {
+		return &SpecError{"Limits", "negative limit"}
+	}
+	if s.Limits.MemoryBytes != 0 && s.Limits.MemoryBytes < 4<<20 {
+		return &SpecError{"Limits.MemoryBytes", "below 4 MiB the init itself cannot start"}
+	}
+	if s.Limits.Pids != 0 && s.Limits.Pids < minPids {
+		return &SpecError{"Limits.Pids", fmt.Sprintf("below %d the init's own threads do not fit", minPids)}
+	}
+	if s.UID < 0 || s.GID < 0 {
+		return &SpecError{"UID", "negative id"}
+	}
+	if s.StateDir != "" && !filepath.IsAbs(s.StateDir) {
+		return &SpecError{"StateDir", "not absolute"}
+	}
+	if strings.ContainsAny(s.Hostname, "/\x00 ") || len(s.Hostname) > 64 {
+		return &SpecError{"Hostname", "not a host name"}
+	}
+	return nil
+}
+
+func (s *Spec) isolation() Isolation {
+	if s.Isolation == "" {
+		return IsolationOS
+	}
+	return s.Isolation
+}
+
+// withDefaults returns a copy with every default filled in.
+func (s Spec) withDefaults(rootless bool) Spec {
+	if s.StateDir == "" {
+		s.StateDir = DefaultStateDir()
+	}
+	s.Network = normPolicy(s.Network)
+	if s.Hostname == "" {
+		s.Hostname = "sandbox"
+	}
+	if rootless {
+		s.UserNamespace = true
+	} else if s.UID == 0 && s.GID == 0 {
+		s.UID, s.GID = DefaultUID, DefaultGID
+	}
+	hasPath := false
+	for _, e := range s.Env {
+		if strings.HasPrefix(e, "PATH=") {
+			hasPath = true
+		}
+	}
+	if !hasPath {
+		s.Env = append(append([]string(nil), s.Env...), "PATH="+DefaultPath)
+	}
+	return s
+}
+
+// workdir is the subject's working directory inside the sandbox.
+func (s *Spec) workdir() string {
+	if s.Root == "" {
+		return "/"
+	}
+	return Workdir
+}
+
+// normPolicy maps the zero policy to an explicit deny.
+func normPolicy(p netpolicy.Policy) netpolicy.Policy {
+	if p.Mode == "" {
+		p.Mode = netpolicy.Deny
+	}
+	return p
+}
+
+// minPids leaves room for the Go runtime threads of the reaper and for
+// libcontainer's setup process next to a minimal subject.
+const minPids = 16

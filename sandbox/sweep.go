@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+)
+
+// ownerFile records which supervisor process owns a state directory:
+// "<pid> <start time in clock ticks since boot>". The start time makes a
+// recycled pid harmless: an entry is stale only if no live process has
+// both.
+const ownerFile = "owner"
+
+func writeOwner(dir string) error {
+	pid := os.Getpid()
+	start, err := procStartTime(pid)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ownerFile), fmt.Appendf(nil, "%d %d\n", pid, start), 0o644)
+}
+
+// procStartTime is field 22 of /proc/<pid>/stat.
+func procStartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// comm (field 2) may contain spaces and parentheses: cut after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// ownerAlive reports whether the supervisor recorded in dir still runs.
+// An unreadable record counts as alive unless the directory is old enough
+// that no Start can still be writing it.
+func ownerAlive(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false
+	}
+	var pid int
+	var start uint64
+	if _, err := fmt.Sscanf(string(b), "%d %d", &pid, &start); err != nil {
+		return false
+	}
+	now, err := procStartTime(pid)
+	return err == nil && now == start
+}
+
+// SweepReport lists what Sweep removed.
+type SweepReport struct {
+	Removed []string // sandbox ids whose owner was dead
+	Skipped []string // sandbox ids with a live owner
+}
+
+// Sweep removes what supervisors that died without Destroy left in
+// stateDir: it kills their sandboxes' processes, removes their cgroups and
+// libcontainer state and their directories. Entries whose owner process
+// is alive (another supervisor, or this one) are left alone, so Sweep is
+// safe to run next to live sandboxes. An empty stateDir means
+// DefaultStateDir(); a missing one is not an error.
+func Sweep(stateDir string) (SweepReport, error) {
+	var rep SweepReport
+	if stateDir == "" {
+		stateDir = DefaultStateDir()
+	}
+	entries, err := os.ReadDir(stateDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return rep, nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("sweep %s: %w", stateDir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "tvs-") {
+			continue
+		}
+		dir := filepath.Join(stateDir, e.Name())
+		if ownerAlive(dir) {
+			rep.Skipped = append(rep.Skipped, e.Name())
+			continue
+		}
+		if err := sweepOne(dir, e.Name()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rep.Removed = append(rep.Removed, e.Name())
+	}
+	return rep, errors.Join(errs...)
+}
+
+func sweepOne(dir, id string) error {
+	lc := filepath.Join(dir, "lc")
+	if ct, err := libcontainer.Load(lc, id); err == nil {
+		// A parked or running init: SIGKILL it (the PID namespace takes the
+		// rest with it), then let libcontainer remove cgroups and state.
+		if st, err := ct.State(); err == nil && st.InitProcessPid > 0 {
+			if start, err := procStartTime(st.InitProcessPid); err == nil && start == st.InitProcessStartTime {
+				_ = unix.Kill(st.InitProcessPid, unix.SIGKILL)
+			}
+		}
+		if err := ct.Destroy(); err != nil {
+			return fmt.Errorf("sweep %s: destroy container: %w", id, err)
+		}
+	}
+	sweepCgroups(id)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("sweep %s: %w", id, err)
+	}
+	return nil
+}
+
+// sweepCgroups removes the id's cgroup directories that libcontainer's
+// state did not name (a supervisor killed between cgroup creation and
+// saving its state, or a direct runner's cgroup): any directory called
+// termverify-sandbox-<id> below our own cgroup in each hierarchy.
+func sweepCgroups(id string) {
+	name := "termverify-sandbox-" + id
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		ctrl := strings.TrimPrefix(f[1], "name=")
+		if f[1] == "" {
+			ctrl = "unified"
+		} else if i := strings.IndexByte(ctrl, ','); i >= 0 {
+			ctrl = ctrl[:i]
+		}
+		p := filepath.Join("/sys/fs/cgroup", ctrl, f[2], name)
+		if ctrl == "unified" {
+			if _, err := os.Stat("/sys/fs/cgroup/unified"); err != nil {
+				p = filepath.Join("/sys/fs/cgroup", f[2], name)
+			}
+		}
+		killCgroup(p)
+		_ = os.Remove(p)
+	}
+}
+
+func killCgroup(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}
