@@ -68,4 +68,3 @@ func deniedSyscalls() []syscallRule {
 		eperm("lookup_dcookie", unix.SYS_LOOKUP_DCOOKIE, "kernel attack surface"),
 	}
 }
-
