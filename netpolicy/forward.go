@@ -75,6 +75,9 @@ type RouteStats struct {
 // and ErrSameNamespace when nsPath is the supervisor's own namespace. On
 // error nothing is left open; on success the caller must call Close.
 func (p *Plan) Start(nsPath string) (*Forwarder, error) {
+	if p == nil {
+		return nil, &PolicyError{Index: -1, Rule: "mode.unknown", Err: errors.New("nil plan")}
+	}
 	switch p.Policy.Mode {
 	case Deny:
 		return &Forwarder{}, nil

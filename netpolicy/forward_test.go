@@ -507,6 +507,9 @@ func TestStartErrors(t *testing.T) {
 	lo := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	lo2 := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(port))
 	goodRoutes := []Route{{"127.0.0.1", port, lo, lo}}
+	if _, err := (*Plan)(nil).Start(ns.path); !errors.Is(err, ErrInvalid) {
+		t.Errorf("nil plan Start: %v, want ErrInvalid", err)
+	}
 	for _, tc := range []struct {
 		name   string
 		plan   Plan
