@@ -25,7 +25,9 @@ const subjectJSON = `{"format":"termverify.replay-subject/v1","application":{"id
  "fixture":{"id":"fx","version":"1"},"adapter":{"id":"termverify-sandbox","version":"0.1.0"},
  "normalizer":{"id":"id","version":"1"},"state_schema":{"id":"st","version":"1"}}`
 
-func startedRec() rec { return rec{KindRunStarted, `{"config":` + configJSON + `,"subject":` + subjectJSON + `}`} }
+func startedRec() rec {
+	return rec{KindRunStarted, `{"config":` + configJSON + `,"subject":` + subjectJSON + `}`}
+}
 
 var effective = map[string]string{
 	"seed": `"7"`, "clock": `{"mode":"manual","initial_ms":100}`, "locale": `"en-US"`, "timezone": `"UTC"`,
