@@ -606,7 +606,14 @@ const helperEnv = "NETPOLICY_TEST_HELPER"
 // supervisor's position, and Start must say so with ErrNeedPrivilege.
 func TestStartUnprivileged(t *testing.T) {
 	ns := newScratchNS(t)
-	nsFile := os.NewFile(uintptr(ns.fd), "scratch-netns")
+	// A duplicate, because an *os.File closes its descriptor when collected
+	// and ns.fd must stay the scratch namespace's until cleanup.
+	dup, err := unix.FcntlInt(uintptr(ns.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("dup scratch namespace: %v", err)
+	}
+	nsFile := os.NewFile(uintptr(dup), "scratch-netns")
+	defer nsFile.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=start")
 	cmd.ExtraFiles = []*os.File{nsFile} // fd 3 in the child
