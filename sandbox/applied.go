@@ -169,7 +169,12 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	if len(uidOK) < 2 || uidOK[0] != wantUID || uidOK[1] != wantUID {
 		return stepErr("verify", "uid", fmt.Errorf("%w: uid %q, want %s", ErrNotVerified, st["Uid"], wantUID))
 	}
-	sb.addMechanism("unprivileged-uid", true, "uid-"+strconv.Itoa(s.UID))
+	uidReason := "uid-" + strconv.Itoa(s.UID)
+	if rootless {
+		// 0 inside a user namespace that maps only our own host uid.
+		uidReason = "uid-0-in-userns-as-caller"
+	}
+	sb.addMechanism("unprivileged-uid", true, uidReason)
 	if st["CapEff"] != "0000000000000000" || st["CapBnd"] != "0000000000000000" || st["CapPrm"] != "0000000000000000" {
 		return stepErr("verify", "capabilities", fmt.Errorf("%w: CapEff %s CapBnd %s", ErrNotVerified, st["CapEff"], st["CapBnd"]))
 	}

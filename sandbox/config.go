@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/opencontainers/cgroups"
 	devconfig "github.com/opencontainers/cgroups/devices/config"
@@ -97,6 +100,13 @@ func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {
 	for _, d := range sandboxDevices() {
 		r.Devices = append(r.Devices, &d.Rule)
 	}
+	if rootless && !cgroupsDelegated() {
+		// cgroup v1 is never delegated to an unprivileged user: asking for
+		// limits would only fail the start. Applied reports each limit as
+		// "rootless-not-delegated"; the PID namespace still bounds the
+		// sandbox's life.
+		return &cgroups.Cgroup{Resources: r, Rootless: true, Parent: "termverify-sandbox", Name: name}
+	}
 	if s.Limits.MemoryBytes > 0 {
 		r.Memory = s.Limits.MemoryBytes
 		r.MemorySwap = s.Limits.MemoryBytes // no swap beyond the limit
@@ -120,4 +130,20 @@ func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {
 		cg.Path = name
 	}
 	return cg
+}
+
+// cgroupsDelegated reports whether an unprivileged caller can create a
+// child of its own cgroup: only on a cgroup v2 host whose cgroup was
+// delegated to it (systemd --user, a container runtime).
+func cgroupsDelegated() bool {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return false
+	}
+	line := strings.TrimSpace(string(b))
+	own, ok := strings.CutPrefix(line, "0::")
+	if !ok || strings.Contains(line, "\n") {
+		return false // v1 or hybrid: not delegated
+	}
+	return unix.Access(filepath.Join("/sys/fs/cgroup", own), unix.W_OK) == nil
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/termverify/termverify-sandbox/sandbox"
 )
@@ -10,14 +13,19 @@ import (
 // process to libcontainer's container setup (argv[1] == "init", after the
 // cgo nsenter constructor has already joined the namespaces) or to our
 // PID-1 reaper. Neither returns.
+//
+// Otherwise it mutes libcontainer's package-global logrus logger, which
+// would print warnings (e.g. about rootless cgroups) on our stderr:
+// commands print nothing they were not asked for, and every condition
+// that matters reaches them as an error or in sandbox.Applied.
 func init() {
-	if len(os.Args) < 2 {
-		return
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case sandbox.InitArg:
+			sandbox.LibcontainerInit()
+		case sandbox.ReaperArg:
+			sandbox.ReaperMain()
+		}
 	}
-	switch os.Args[1] {
-	case sandbox.InitArg:
-		sandbox.LibcontainerInit()
-	case sandbox.ReaperArg:
-		sandbox.ReaperMain()
-	}
+	logrus.SetOutput(io.Discard)
 }

@@ -1,18 +1,68 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
 )
 
-// PLACEHOLDER: replaced by the work on its issue.
 func newProbeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "probe",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &exitError{Code: exitUsage, Err: errors.New("probe: not built yet")}
+	var asJSON bool
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:   "probe [--json]",
+		Short: "Say, per constraint, the strongest tier this host can give now, and why",
+		Long: `probe tries every mechanism the sandbox uses (each namespace in a child,
+then a complete trial sandbox with pivot_root, seccomp, cgroup limits and an
+allow-list forwarder) and reports per constraint the strongest tier that
+really worked, with the reason for anything weaker.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res := sandbox.Probe(context.Background(), stateDir)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			_, err := fmt.Fprint(cmd.OutOrStdout(), probeText(res))
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory for the trial sandbox")
+	return cmd
+}
+
+func tierWord(t receipts.Tier) string {
+	if t == receipts.None {
+		return "unsupported"
+	}
+	return string(t)
+}
+
+// probeText formats the same struct --json encodes.
+func probeText(res sandbox.ProbeResult) string {
+	var b []byte
+	for _, c := range res.Constraints {
+		b = fmt.Appendf(b, "%s: %s (%s)\n", c.Constraint, tierWord(c.Tier), c.Reason)
+	}
+	b = fmt.Appendf(b, "network allow-list: %s (%s)\n", tierWord(res.AllowList.Tier), res.AllowList.Reason)
+	mode := "root"
+	if res.Rootless {
+		mode = "rootless"
+	}
+	b = fmt.Appendf(b, "mechanisms (%s):\n", mode)
+	for _, m := range res.Mechanisms {
+		state := "ok"
+		if !m.OK {
+			state = "no"
+		}
+		b = fmt.Appendf(b, "  %-22s %-3s %s\n", m.Name, state, m.Detail)
+	}
+	return string(b)
 }

@@ -1,0 +1,203 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// ProbeResult says, per constraint, the strongest tier this host can give
+// now and why, from mechanisms that were actually tried.
+type ProbeResult struct {
+	Rootless    bool              `json:"rootless"`
+	Constraints []ConstraintProbe `json:"constraints"` // the seven, in receipt order
+	AllowList   ConstraintProbe   `json:"network_allow_list"`
+	Mechanisms  []MechanismProbe  `json:"mechanisms"`
+	Applied     *Applied          `json:"applied,omitempty"` // from the trial sandbox, when it started
+}
+
+// ConstraintProbe is one constraint's strongest available tier.
+type ConstraintProbe struct {
+	Constraint receipts.Constraint `json:"constraint"`
+	Tier       receipts.Tier       `json:"tier"` // receipts.None: unsupported here
+	Reason     string              `json:"reason"`
+}
+
+// MechanismProbe is one mechanism tried on its own.
+type MechanismProbe struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"` // "ok" or the errno name and context
+}
+
+// Probe tries each mechanism: namespaces by cloning a child into them,
+// then a complete trial sandbox (pivot_root, mounts, seccomp, cgroups,
+// an allow-list forwarder on 127.0.0.1) whose Applied decides the
+// filesystem and network tiers. stateDir "" means DefaultStateDir().
+// Nothing it starts outlives it.
+func Probe(ctx context.Context, stateDir string) ProbeResult {
+	rootless := os.Geteuid() != 0
+	res := ProbeResult{Rootless: rootless}
+	nsOK := map[string]MechanismProbe{}
+	for _, m := range []struct {
+		name  string
+		flags uintptr
+	}{
+		{"user-namespace", unix.CLONE_NEWUSER},
+		{"mount-namespace", unix.CLONE_NEWNS},
+		{"pid-namespace", unix.CLONE_NEWPID},
+		{"network-namespace", unix.CLONE_NEWNET},
+		{"ipc-namespace", unix.CLONE_NEWIPC},
+		{"uts-namespace", unix.CLONE_NEWUTS},
+	} {
+		p := MechanismProbe{Name: m.name, OK: true, Detail: "ok"}
+		if err := tryClone(m.flags, rootless); err != nil {
+			p.OK, p.Detail = false, errnoWord(err)
+		}
+		nsOK[m.name] = p
+		res.Mechanisms = append(res.Mechanisms, p)
+	}
+
+	trial, trialErr := trialSandbox(ctx, stateDir, true)
+	allowErr := trialErr
+	if errors.Is(trialErr, netpolicy.ErrNeedPrivilege) {
+		// The allow-list alone failed: is the rest available?
+		trial, trialErr = trialSandbox(ctx, stateDir, false)
+	}
+	detail := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		return errnoWord(err)
+	}
+	res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: "trial-sandbox", OK: trialErr == nil, Detail: detail(trialErr)})
+	if trial != nil {
+		res.Applied = trial
+		for _, m := range trial.Mechanisms {
+			switch m.Name {
+			case "pivot-root", "seccomp", "no-new-privs", "capabilities-dropped", "unprivileged-uid",
+				"cgroup-memory", "cgroup-pids":
+				res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: m.Name, OK: m.Applied, Detail: m.Reason})
+			}
+		}
+	}
+
+	for _, c := range receipts.Constraints() {
+		cp := ConstraintProbe{Constraint: c}
+		switch c {
+		case receipts.Seed, receipts.Clock, receipts.Locale:
+			cp.Tier, cp.Reason = receipts.Delivered, "spawn-env"
+		case receipts.Timezone:
+			cp.Tier, cp.Reason = receipts.Delivered, "spawn-env TZ=UTC0, for exactly UTC"
+		case receipts.Terminal:
+			cp.Tier, cp.Reason = receipts.Delivered, "hello-config"
+		case receipts.Filesystem:
+			cp.Tier, cp.Reason = receipts.Delivered, "mount namespace + pivot_root: "+firstFailure(nsOK, trialErr, "mount-namespace", "pid-namespace")
+			if trial != nil && trial.Filesystem.Tier == receipts.OS {
+				cp.Tier, cp.Reason = receipts.OS, "mount namespace + pivot_root: ok"
+			}
+		case receipts.Network:
+			cp.Tier, cp.Reason = receipts.Delivered, "new network namespace: "+firstFailure(nsOK, trialErr, "network-namespace")
+			if trial != nil && trial.Network.Tier == receipts.OS {
+				cp.Tier, cp.Reason = receipts.OS, "new network namespace: ok"
+			}
+		}
+		res.Constraints = append(res.Constraints, cp)
+	}
+	res.AllowList = ConstraintProbe{Constraint: receipts.Network, Tier: receipts.None,
+		Reason: "forwarder inside the sandbox's network namespace: " + detail(allowErr)}
+	if allowErr == nil {
+		res.AllowList.Tier = receipts.OS
+	} else if rootless && errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
+		res.AllowList.Reason += " (setns into the sandbox needs CAP_SYS_ADMIN in our own user namespace)"
+	}
+	return res
+}
+
+// firstFailure names the first failed namespace among names, else the
+// trial sandbox's error.
+func firstFailure(ns map[string]MechanismProbe, trialErr error, names ...string) string {
+	for _, n := range names {
+		if p := ns[n]; !p.OK {
+			return n + " " + p.Detail
+		}
+	}
+	if trialErr != nil {
+		return errnoWord(trialErr)
+	}
+	return "not verified"
+}
+
+// tryClone starts our own binary in reaper noop mode inside a new
+// namespace of the given kind (plus a user namespace when rootless, as
+// the sandbox would use) and waits for it.
+func tryClone(flags uintptr, rootless bool) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, ReaperArg, reaperNoop)
+	attr := &syscall.SysProcAttr{Cloneflags: flags}
+	if rootless || flags&unix.CLONE_NEWUSER != 0 {
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	cmd.SysProcAttr = attr
+	return cmd.Run()
+}
+
+// trialSandbox starts and destroys a complete sandbox whose subject is our
+// reaper in noop mode, with small limits and (withAllow) an allow-list
+// forwarder for 127.0.0.1:9 that is never dialed.
+func trialSandbox(ctx context.Context, stateDir string, withAllow bool) (*Applied, error) {
+	dir, err := os.MkdirTemp("", "termverify-probe-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return nil, err
+	}
+	spec := Spec{
+		Args:     []string{"/proc/self/exe", ReaperArg, reaperNoop},
+		Root:     dir,
+		StateDir: stateDir,
+		Limits:   Limits{MemoryBytes: 64 << 20, Pids: 64},
+	}
+	if withAllow {
+		spec.Network = netpolicy.Policy{Mode: netpolicy.AllowList, Allowed: []netpolicy.HostPort{{Host: "127.0.0.1", Port: 9}}}
+	}
+	sb, err := Start(ctx, spec)
+	defer sb.Destroy()
+	if err != nil {
+		return nil, err
+	}
+	ex, err := sb.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if ex.ShellStatus() != 0 {
+		return nil, fmt.Errorf("trial subject exited %d", ex.ShellStatus())
+	}
+	a := sb.Applied()
+	return &a, sb.Destroy()
+}
+
+// errnoWord renders an error as its errno name when it has one (EPERM),
+// else its text.
+func errnoWord(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	return err.Error()
+}
