@@ -99,6 +99,7 @@ const (
 	RuleProcess          = "observation.process"
 	RuleExitMismatch     = "observation.exit-mismatch"
 	RuleEvidenceTime     = "evidence.at-ms"
+	RuleInternal         = "internal" // a bug in this package, never a verdict on the input
 	RuleWriterState      = "writer.state"
 	RuleWriterValue      = "writer.value"
 	RuleWriterTerminalSz = "writer.terminal-size"

@@ -111,7 +111,7 @@ func Parse(data []byte) (t *Transcript, err error) {
 	defer func() {
 		// A bug must not take the caller down with a malformed transcript.
 		if r := recover(); r != nil {
-			t, err = nil, fileErr("internal", fmt.Errorf("transcript: internal error: %v", r))
+			t, err = nil, fileErr(RuleInternal, fmt.Errorf("transcript: internal error: %v", r))
 		}
 	}()
 	lines, perr := frame(data)

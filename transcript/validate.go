@@ -747,6 +747,7 @@ func checkUI(ui *canon.Value) (string, error) {
 	if regions.Kind != canon.Array {
 		return RuleUI, errors.New("observation ui regions must be an array")
 	}
+	var ids map[string]struct{} // up to 16,384 regions: no quadratic scan
 	for i := range regions.Items {
 		r := &regions.Items[i]
 		if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
@@ -755,11 +756,14 @@ func checkUI(ui *canon.Value) (string, error) {
 		if !nonEmptyStr(get(r, "id")) || !nonEmptyStr(get(r, "role")) {
 			return RuleRegion, detail("observation ui region %d needs a non-empty id and role", i)
 		}
-		for j := range i {
-			if get(&regions.Items[j], "id").Str == get(r, "id").Str {
-				return RuleRegion, detail("observation ui region id %s is not unique", canon.Quote(get(r, "id").Str))
-			}
+		id := get(r, "id").Str
+		if ids == nil {
+			ids = make(map[string]struct{}, len(regions.Items))
 		}
+		if _, dup := ids[id]; dup {
+			return RuleRegion, detail("observation ui region id %s is not unique", canon.Quote(id))
+		}
+		ids[id] = struct{}{}
 		b := get(r, "bounds")
 		if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
 			return RuleRegion, detail("observation ui region %d bounds %v", i, err)
@@ -776,11 +780,7 @@ func checkUI(ui *canon.Value) (string, error) {
 	switch focus.Kind {
 	case canon.Null:
 	case canon.String:
-		found := false
-		for i := range regions.Items {
-			found = found || get(&regions.Items[i], "id").Str == focus.Str
-		}
-		if !found {
+		if _, found := ids[focus.Str]; !found {
 			return RuleFocus, detail("observation ui focus %s is not a region id", canon.Quote(focus.Str))
 		}
 	default:
