@@ -2,17 +2,80 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// PLACEHOLDER: replaced by the work on its issue.
+// newValidateCmd checks transcripts with the strict codec.
 func newValidateCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "validate",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &exitError{Code: exitUsage, Err: errors.New("validate: not built yet")}
+		Use:   "validate FILE...",
+		Short: "Check termverify.transcript/v1 transcripts with the strict codec",
+		Long: `Parses each FILE ("-" for stdin) with the strict termverify.transcript/v1
+codec and prints one line per file:
+
+  FILE: OK (N records)
+  FILE: record S (line L): RULE: detail
+  FILE: RULE: detail                      (a whole-file rule)
+
+Exit status: 0 when every file is valid, 1 when any is invalid, 2 on a usage
+or I/O error.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &exitError{Code: exitUsage, Err: errors.New("validate: name at least one FILE (- for stdin)")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			invalid := false
+			for _, name := range args {
+				t, err := readTranscript(cmd.InOrStdin(), name)
+				if _, ok := errors.AsType[*transcript.Error](err); err != nil && !ok {
+					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate %s: %w", name, err)}
+				}
+				if err != nil {
+					invalid = true
+				}
+				if _, werr := fmt.Fprintln(out, formatValidation(name, t, err)); werr != nil {
+					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate: write stdout: %w", werr)}
+				}
+			}
+			if invalid {
+				return &exitError{Code: exitFailed} // the lines above said why
+			}
+			return nil
 		},
 	}
+}
+
+func readTranscript(stdin io.Reader, name string) (*transcript.Transcript, error) {
+	if name == "-" {
+		return transcript.Read(stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return transcript.Read(f)
+}
+
+// formatValidation is the one-line verdict for a file.
+func formatValidation(name string, t *transcript.Transcript, err error) string {
+	e, ok := errors.AsType[*transcript.Error](err)
+	switch {
+	case err == nil:
+		return fmt.Sprintf("%s: OK (%d records)", name, len(t.Records))
+	case ok && e.Record < 0:
+		return fmt.Sprintf("%s: %s: %v", name, e.Rule, e.Err)
+	case ok:
+		return fmt.Sprintf("%s: record %d (line %d): %s: %v", name, e.Record, e.Line, e.Rule, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", name, err)
 }
