@@ -9,7 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
 )
 
 // manifestCase is one line of upstream's labelled control corpus.
@@ -120,7 +125,9 @@ func TestConformance(t *testing.T) {
 				if !isCtl || ce.Class != PeerMalformed {
 					t.Fatalf("error %T %v is not a peer-malformed *control.Error", err, err)
 				}
-				t.Logf("upstream: %s; ours: %v", c.Error, err)
+				if rules := upstreamRules(c.Error); !slices.Contains(rules, ce.Rule) {
+					t.Fatalf("rule %s for upstream's %q, want one of %v (%v)", ce.Rule, c.Error, rules, err)
+				}
 			default:
 				t.Fatalf("unknown verdict %q", c.Verdict)
 			}
@@ -158,4 +165,64 @@ func roundTrip(tb testing.TB, m Message) {
 	if err != nil || string(again) != string(line) {
 		tb.Fatalf("re-encoding differs (%v):\n%s\n%s", err, again, line)
 	}
+}
+
+// upstreamRules maps upstream's rejection message (a hint, not a contract)
+// to the rules of ours that say the same thing, so that the conformance
+// test checks we reject each case for the same reason, not just at all.
+// The first matching pattern wins; order matters.
+func upstreamRules(hint string) []string {
+	table := []struct {
+		pattern string
+		rules   []string
+	}{
+		{"BOM or CR", []string{RuleBOM, RuleCR}},
+		{"exactly one LF", []string{RuleMissingLF}},
+		{"single line", []string{RuleEmbeddedLF}},
+		{"nesting exceeds", []string{RuleDepth}},
+		{"items exceed", []string{canon.RuleItems}},
+		{"not valid UTF-8", []string{canon.RuleUTF8}},
+		{"not valid JSON", []string{canon.RuleSyntax}},
+		{"must be a JSON object", []string{canon.RuleNotObject}},
+		{"duplicate object member", []string{canon.RuleDuplicateMember}},
+		{"unpaired surrogates", []string{canon.RuleLoneSurrogate}},
+		{"numbers must be finite", []string{canon.RuleNonFinite}},
+		{"envelope member", []string{RuleEnvelopeUnknown}},
+		{"envelope payload is required", []string{RuleEnvelopeMissing}},
+		{"envelope protocol", []string{RuleProtocol}},
+		{"envelope kind", []string{RuleKind}},
+		{"config.seed", []string{config.RuleSeed}},
+		{"config.clock", []string{config.RuleClock}},
+		{"config.locale", []string{config.RuleLocale}},
+		{"config.timezone", []string{config.RuleTimezone}},
+		{"config.terminal", []string{config.RuleTerminal}},
+		{"config.filesystem", []string{config.RuleFilesystem}},
+		{"config.network", []string{config.RuleNetwork}},
+		{"config ", []string{config.RuleType, config.RuleMembers}},
+		{"readiness cannot", []string{RuleExitedInReady}},
+		{"running process", []string{RuleRunningWithExit}},
+		{"requires exit", []string{RuleExitedWithoutExit}},
+		{"region ids must be unique", []string{RuleDuplicateRegion}},
+		{"must name a region", []string{RuleFocusUnknown}},
+		{"rows must equal", []string{RuleFrameRows}},
+		{"identifier grammar", []string{RuleIdentifier}},
+		{"is reserved", []string{RuleUnknownMember}},
+		{"is missing required member", []string{RuleMissingMember}},
+		{"is required", []string{RuleMissingMember}},
+		{"must be an integer", []string{RuleInteger}},
+		{"non-negative", []string{RuleRange}},
+		{"positive", []string{RuleRange}},
+		{"must be non-empty", []string{RuleEmpty}},
+		{"non-empty string", []string{RuleEmpty, RuleType}},
+		{"vocabulary", []string{RuleVocabulary}},
+		{"v1 constraint", []string{RuleVocabulary}},
+		{"must be '", []string{RuleVocabulary}},
+		{"must be a", []string{RuleType}}, // a string, an object, an array, a boolean
+	}
+	for _, e := range table {
+		if strings.Contains(hint, e.pattern) {
+			return e.rules
+		}
+	}
+	return nil
 }

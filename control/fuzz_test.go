@@ -11,7 +11,7 @@ import (
 // maxSeed keeps the multi-megabyte limit cases out of the fuzz corpus: the
 // engine mutates every seed, and huge ones only slow it down. The limits
 // themselves are pinned by TestParseRules.
-const maxSeed = 64 << 10
+const maxSeed = 4 << 10
 
 func addSeeds(f *testing.F) {
 	for _, tc := range ruleCases() {
