@@ -155,18 +155,30 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	}
 	sb.applied.Network = TierCheck{Tier: receipts.OS, Reason: netReason}
 
-	// Credentials of the parked init: they are what the subject inherits.
+	sb.verifyCgroups(pid, rootless)
+	return nil
+}
+
+// verifyCredentials reads the reaper's credentials and seccomp mode from
+// the host once it has exec'd and installed its filter, just before it
+// forks the subject, which inherits exactly these. It cannot be done on
+// the parked libcontainer init: after nsexec's raw clone, glibc's setxid
+// broadcast misses the thread-group leader, so /proc/<pid>/status (the
+// leader's view) still shows uid 0 there, while the thread that execs
+// has the right ids; execve makes that thread the leader.
+func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
+	s := &sb.spec
 	st, err := procStatus(pid)
 	if err != nil {
 		return stepErr("verify", "credentials", err)
 	}
-	uidOK := strings.Fields(st["Uid"])
 	wantUID := strconv.Itoa(s.UID)
 	if rootless || s.UserNamespace {
 		// /proc shows ids as seen from our namespace.
 		wantUID = strconv.Itoa(mapToHost(s.UID, rootless))
 	}
-	if len(uidOK) < 2 || uidOK[0] != wantUID || uidOK[1] != wantUID {
+	uids := strings.Fields(st["Uid"])
+	if len(uids) != 4 || uids[0] != wantUID || uids[1] != wantUID || uids[2] != wantUID || uids[3] != wantUID {
 		return stepErr("verify", "uid", fmt.Errorf("%w: uid %q, want %s", ErrNotVerified, st["Uid"], wantUID))
 	}
 	uidReason := "uid-" + strconv.Itoa(s.UID)
@@ -175,16 +187,20 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 		uidReason = "uid-0-in-userns-as-caller"
 	}
 	sb.addMechanism("unprivileged-uid", true, uidReason)
-	if st["CapEff"] != "0000000000000000" || st["CapBnd"] != "0000000000000000" || st["CapPrm"] != "0000000000000000" {
-		return stepErr("verify", "capabilities", fmt.Errorf("%w: CapEff %s CapBnd %s", ErrNotVerified, st["CapEff"], st["CapBnd"]))
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if st[k] != "0000000000000000" {
+			return stepErr("verify", "capabilities", fmt.Errorf("%w: %s %s", ErrNotVerified, k, st[k]))
+		}
 	}
 	sb.addMechanism("capabilities-dropped", true, "ok")
 	if st["NoNewPrivs"] != "1" {
 		return stepErr("verify", "no-new-privs", fmt.Errorf("%w: NoNewPrivs %q", ErrNotVerified, st["NoNewPrivs"]))
 	}
 	sb.addMechanism("no-new-privs", true, "ok")
-
-	sb.verifyCgroups(pid, rootless)
+	if st["Seccomp"] != "2" {
+		return stepErr("verify", "seccomp", fmt.Errorf("%w: seccomp mode %q", ErrNotVerified, st["Seccomp"]))
+	}
+	sb.addMechanism("seccomp", true, "filter")
 	return nil
 }
 

@@ -114,7 +114,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if _, err := goW.Write([]byte{1}); err != nil {
 		return stepErr("release reaper", "", err)
 	}
-	return sb.awaitSubject()
+	return sb.awaitSubject(nil)
 }
 
 // joinCgroup puts the parked reaper into a fresh cgroup (pids, memory,

@@ -249,11 +249,13 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("release init", sb.id, err)
 	}
 	sb.mark("released")
-	return sb.awaitSubject()
+	return sb.awaitSubject(func() error { return sb.verifyCredentials(pid, rootless) })
 }
 
 // awaitSubject reads the reaper's report up to "started" (or its failure).
-func (sb *Sandbox) awaitSubject() error {
+// onFilter, if set, runs when the reaper says its seccomp filter is in
+// place; its error fails the start.
+func (sb *Sandbox) awaitSubject(onFilter func() error) error {
 	for {
 		ev, err := readEvent(sb.report)
 		if err != nil {
@@ -261,10 +263,10 @@ func (sb *Sandbox) awaitSubject() error {
 		}
 		switch ev.word {
 		case reportSeccomp:
-			mode := firstArg(ev)
-			sb.addMechanism("seccomp", mode == "2", "mode-"+mode)
-			if mode != "2" {
-				return stepErr("verify", "seccomp", fmt.Errorf("%w: seccomp mode %s", ErrNotVerified, mode))
+			if onFilter != nil {
+				if err := onFilter(); err != nil {
+					return err
+				}
 			}
 		case reportStarted:
 			sb.evidence.SubjectPID, _ = strconv.Atoi(firstArg(ev))

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/sirupsen/logrus"
 
@@ -28,4 +29,11 @@ func init() {
 		}
 	}
 	logrus.SetOutput(io.Discard)
+	// Keep the main thread for the main goroutine. libcontainer's
+	// mount-source helper locks a thread, setns(2)s it into the container's
+	// mount namespace and never unlocks it, relying on the runtime to kill
+	// the thread; the main thread is never killed, only parked, so there it
+	// would pin a dead sandbox's mount namespace (and every host mount
+	// bound into it) for the rest of our life.
+	runtime.LockOSThread()
 }
