@@ -10,9 +10,15 @@ import (
 	"testing"
 )
 
-// sharedDir finds ../shared beside the repository root (the directory
-// holding go.mod), where CI keeps the upstream corpus and references.
+// sharedDir finds ../shared beside the repository root, where CI keeps
+// the upstream corpus and references.
 func sharedDir(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(repoRoot(t), "..", "shared")
+}
+
+// repoRoot is the directory holding go.mod, found by walking up.
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -20,7 +26,7 @@ func sharedDir(t testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

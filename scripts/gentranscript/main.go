@@ -1,0 +1,186 @@
+// Command gentranscript writes a realistic, valid termverify.transcript/v1
+// transcript of about -size bytes for benchmarks: one run with many epochs
+// (text, keys, clock advances, resizes), each closed by an observation
+// carrying an 80x24 text frame, terminal.output events with ANSI escapes,
+// regions and state, plus diagnostics. It writes through transcript.Writer,
+// so the output is valid by construction, and it is deterministic (fixed
+// PRNG seed): the same flags give the same bytes.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+func main() {
+	size := flag.Int("size", 30<<20, "stop adding epochs once the transcript reaches this many bytes")
+	out := flag.String("o", "-", "output file (- for stdout)")
+	flag.Parse()
+	if err := run(*out, *size); err != nil {
+		fmt.Fprintf(os.Stderr, "gentranscript: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(path string, size int) error {
+	f := os.Stdout
+	if path != "-" {
+		var err error
+		if f, err = os.Create(path); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := generate(bw, size); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+var words = strings.Fields(`the quick brown fox jumps over lazy dog lorem ipsum dolor sit amet
+	build test deploy error warning info debug trace commit branch merge rebase status
+	file open close read write seek sync socket connect listen accept`)
+
+func generate(bw *bufio.Writer, size int) error {
+	r := rand.New(rand.NewPCG(1, 2))
+	cfg := config.Config{
+		Seed:       "42",
+		Clock:      config.Clock{Mode: "manual", InitialMS: 0},
+		Locale:     "en-US",
+		Timezone:   "UTC",
+		Terminal:   config.Terminal{Columns: 80, Rows: 24, Capabilities: []string{}},
+		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "bench-root"},
+		Network:    config.Network{Mode: config.NetworkDeny},
+	}
+	w := transcript.NewWriter(bw, "bench-run")
+	check := func(err error) {
+		if err != nil {
+			panic(err) // generate's own bug; main reports it
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			panic(fmt.Sprintf("generator produced a refused record: %v", p))
+		}
+	}()
+	check(w.Start(cfg, transcript.Subject{
+		Application: transcript.Application{ID: "bench-app", Version: "1.0.0", Build: "b42"},
+		Fixture:     transcript.Selector{ID: "bench", Version: "1"},
+		Adapter:     transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
+		Normalizer:  transcript.Selector{ID: "identity", Version: "1"},
+		StateSchema: transcript.Selector{ID: "bench-state", Version: "1"},
+	}))
+	env := map[receipts.Constraint]map[string]string{
+		receipts.Seed:     {"TERMVERIFY_SEED": "42"},
+		receipts.Clock:    {"TERMVERIFY_CLOCK_INITIAL_MS": "0"},
+		receipts.Locale:   {"TERMVERIFY_LOCALE": "en-US"},
+		receipts.Timezone: {"TERMVERIFY_TIMEZONE": "UTC", "TZ": "UTC0"},
+	}
+	for _, c := range receipts.Constraints() {
+		switch {
+		case env[c] != nil:
+			check(w.Applied(c, receipts.Delivered, &transcript.Delivery{Channel: receipts.SpawnEnv, Env: env[c]}))
+		case c == receipts.Terminal:
+			check(w.Applied(c, receipts.Delivered, &transcript.Delivery{Channel: receipts.HelloConfig}))
+		default:
+			check(w.Applied(c, receipts.OS, nil))
+		}
+	}
+	screen := make([]string, 24)
+	for i := range screen {
+		screen[i] = strings.Repeat(" ", 80)
+	}
+	check(w.Observe(observation(r, screen, 0)))
+	const stopMargin = 64 << 10
+	for epoch := 1; w.Bytes() < size-stopMargin && w.Records() < canon.MaxRecords-8; epoch++ {
+		switch epoch % 10 {
+		case 3:
+			check(w.Input(transcript.ClockAdvanced{DeltaMS: int64(1 + r.IntN(500))}))
+		case 5:
+			check(w.Input(transcript.Key{Keys: []string{"Control", "c"}}))
+		case 7:
+			check(w.Input(transcript.Key{Keys: []string{"Enter"}}))
+		case 9:
+			check(w.Input(transcript.Resize{Columns: 80, Rows: 24}))
+		default:
+			check(w.Input(transcript.Text{Text: sentence(r, 3+r.IntN(8))}))
+		}
+		if epoch%4 == 0 {
+			details := canon.ObjectValue(canon.M("epoch", canon.IntValue(int64(epoch))), canon.M("phase", canon.StringValue("render")))
+			check(w.Diagnostic(transcript.Diagnostic{Code: "render-slow", Message: sentence(r, 6), Details: &details}))
+		}
+		check(w.Observe(observation(r, screen, epoch)))
+	}
+	check(w.Input(transcript.Stop{}))
+	exit := transcript.Exit{Kind: transcript.ExitCode}
+	o := observation(r, screen, -1)
+	o.Process = &transcript.Process{Exited: true, Exit: exit}
+	check(w.Observe(o))
+	check(w.Finish(exit))
+	return w.Close()
+}
+
+func sentence(r *rand.Rand, n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = words[r.IntN(len(words))]
+	}
+	return strings.Join(s, " ")
+}
+
+// observation scrolls a few new lines onto the screen and reports them as
+// an 80x24 frame plus the terminal output that drew them.
+func observation(r *rand.Rand, screen []string, epoch int) transcript.Observation {
+	var chunks []transcript.Event
+	for range 8 + r.IntN(10) {
+		line := fmt.Sprintf("%4d %s", epoch, sentence(r, 4+r.IntN(10)))
+		if len(line) > 80 {
+			line = line[:80]
+		}
+		copy(screen, screen[1:])
+		screen[len(screen)-1] = line + strings.Repeat(" ", 80-len(line))
+		chunk := fmt.Sprintf("\x1b[%dm%s\x1b[0m\r\n\x1b[K", 31+r.IntN(6), line)
+		chunks = append(chunks, transcript.Event{Type: "terminal.output",
+			Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(chunk)))})
+	}
+	// A full-screen application repaints every row with cursor addressing.
+	var redraw strings.Builder
+	for row, line := range screen {
+		fmt.Fprintf(&redraw, "\x1b[%d;1H\x1b[%dm%s", row+1, 30+row%8, line)
+	}
+	chunks = append(chunks, transcript.Event{Type: "terminal.output",
+		Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(redraw.String())))})
+	chunks = append(chunks, transcript.Event{Type: "app.render", Data: canon.ObjectValue(
+		canon.M("dirty", canon.ArrayValue(canon.IntValue(22), canon.IntValue(23))),
+		canon.M("full", canon.BoolValue(r.IntN(10) == 0)))})
+	mode := "insert"
+	focus := "editor"
+	return transcript.Observation{
+		State: canon.ObjectValue(
+			canon.M("buffer", canon.StringValue(screen[len(screen)-1])),
+			canon.M("line", canon.IntValue(int64(epoch))),
+			canon.M("dirty", canon.BoolValue(epoch%2 == 0)),
+		),
+		Events: chunks,
+		UI: transcript.UI{
+			Regions: []transcript.Region{
+				{ID: "editor", Role: "main", Bounds: transcript.Bounds{Column: 0, Row: 0, Columns: 80, Rows: 23}},
+				{ID: "status", Role: "status", Bounds: transcript.Bounds{Column: 0, Row: 23, Columns: 80, Rows: 1}},
+			},
+			Focus:  &focus,
+			Cursor: transcript.Cursor{Column: int64(r.IntN(80)), Row: 22, Visible: true},
+			Mode:   &mode,
+		},
+		Frame: &transcript.Frame{Lines: append([]string(nil), screen...), Columns: 80, Rows: 24},
+	}
+}
