@@ -46,6 +46,10 @@ const (
 	RuleRunningWithExit   = "observation.running-with-exit"
 	RuleExitedWithoutExit = "observation.exited-without-exit"
 	RuleExitedInReady     = "observation.exited-in-ready"
+
+	// RuleDiagnostics is not Parse's: the supervisor counts diagnostics
+	// and reports the 101st as peer-malformed under this id.
+	RuleDiagnostics = "limit.diagnostics"
 )
 
 // Error is a control message that is not a valid termverify.control/v1

@@ -9,6 +9,15 @@ import (
 // Protocol is the envelope protocol tag of every v1 message.
 const Protocol = "termverify.control/v1"
 
+// The diagnostic ceilings of seed 000 ("Fixed v1 resource limits"): the
+// codec declares them, the supervisor counts them, and the 101st diagnostic
+// before session.ready, or within one epoch or stop drain, is
+// peer-malformed (report it with RuleDiagnostics).
+const (
+	MaxStartupDiagnostics = 100
+	MaxEpochDiagnostics   = 100
+)
+
 // Kind is a message kind from the v1 set.
 type Kind string
 
