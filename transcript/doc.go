@@ -1,6 +1,25 @@
-// Package transcript reads and writes termverify.transcript/v1.
-// Writer emits only RFC 8785-canonical lines and always keeps room for the
-// terminal record. Parse enforces every rule in TRANSCRIPT-RULES.md and stops
-// at the first violation; it never repairs input beyond the spec's named
-// compat rule.
+// Package transcript reads and writes termverify.transcript/v1, the JSONL
+// evidence of one verified run.
+//
+// Parse enforces every rule of TRANSCRIPT-RULES.md (seeds 001 and 003) in
+// the spec's parse order — sizes and framing, line limits, strict decoding,
+// byte-identical RFC 8785 form, the compat rule, then the semantic passes —
+// and stops at the first violation, returned as an *Error whose Rule is a
+// stable id. It never repairs input beyond the one named compat rule (a
+// legacy delivery without channel is read as channel spawn-env), and it
+// never panics on any input.
+//
+// Writer records a run record by record for the supervisor. It emits only
+// RFC 8785-canonical lines, assigns seq and record ids, stamps at_ms from
+// the manual clock, and runs the same validator as Parse before each write:
+// a record that would make the transcript invalid, or break a v1 limit, is
+// refused and nothing is written. It always keeps room for the terminal
+// record, so a run can end with run.failed after any refusal.
+//
+// Encode re-encodes a parsed transcript: the input bytes exactly, except
+// records the compat rule rewrote, which come out channel-tagged.
+//
+// The package does not interpret what a transcript claims (which tier is
+// strong enough is the receipts package's and the auditor's question), does
+// not read files, and keeps no global state.
 package transcript
