@@ -2,17 +2,190 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/supervisor"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// PLACEHOLDER: replaced by the work on its issue.
+// runOptions are run's flags.
+type runOptions struct {
+	request    string
+	inputs     string
+	inputsFrom string
+	roots      []string
+	rootfs     string
+	isolation  string
+	require    string
+	memory     string
+	pids       int64
+	cpus       float64
+	stateDir   string
+	handshake  time.Duration
+	epoch      time.Duration
+	runLimit   time.Duration
+	transcript string
+	evidence   string
+	stderr     string
+}
+
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "run",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &exitError{Code: exitUsage, Err: errors.New("run: not built yet")}
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run --request FILE [--inputs FILE | --inputs-from TRANSCRIPT] --root ID=DIR --transcript FILE [flags] -- SUBJECT [ARGS...]",
+		Short: "Run a subject in the sandbox over termverify.control/v1 and record its transcript",
+		Long: `run spawns SUBJECT inside the sandbox (or, with --isolation none, directly in
+the mapped root), sends session.hello with the request's config, runs one
+single-flight epoch per input of the script, drains the stop, and writes a
+termverify.transcript/v1 transcript whose seven receipts say per constraint
+whether an OS mechanism enforced it (os) or it was only delivered.
+
+SUBJECT is resolved as a shell in the mapped root would resolve it: the
+mapped root is the working directory (/sandbox inside), so ./app and
+/usr/bin/python3 app.py both work.
+
+Exit status: 0 the run finished and the subject exited 0; 1 the run
+finished otherwise, failed, was unsupported (the transcript says how);
+2 usage or host error, no transcript written.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return &exitError{Code: exitUsage, Err: errors.New("run: give the subject command after --")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, o, args)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.request, "request", "", `request file {"run_id", "config", "subject"} (required)`)
+	f.StringVar(&o.inputs, "inputs", "", `input script: JSONL, one {"kind", "payload"} per line ("-" for stdin)`)
+	f.StringVar(&o.inputsFrom, "inputs-from", "", "replay the inputs of an earlier transcript")
+	f.StringArrayVar(&o.roots, "root", nil, "map filesystem root_id ID to host directory DIR: ID=DIR (repeatable)")
+	f.StringVar(&o.rootfs, "rootfs", "", "complete root filesystem (read-only) instead of the host's system directories")
+	f.StringVar(&o.isolation, "isolation", "auto", "os (refuse unless filesystem and network get the os tier), auto (strongest available), none (no namespaces)")
+	f.StringVar(&o.require, "require", "", "minimum tier per constraint, e.g. filesystem=os,network=os; a weaker run ends as run.unsupported")
+	d := sandbox.DefaultLimits()
+	f.StringVar(&o.memory, "memory", fmt.Sprint(d.MemoryBytes), "memory limit in bytes (suffixes K, M, G); 0 for none")
+	f.Int64Var(&o.pids, "pids", d.Pids, "task (process and thread) limit; 0 for none")
+	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores; 0 for none")
+	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default "+sandbox.DefaultStateDir()+")")
+	f.DurationVar(&o.handshake, "handshake-timeout", supervisor.DefaultHandshakeTimeout, "deadline for the whole handshake")
+	f.DurationVar(&o.epoch, "epoch-timeout", supervisor.DefaultEpochTimeout, "deadline for each whole epoch (and the stop drain)")
+	f.DurationVar(&o.runLimit, "run-timeout", supervisor.DefaultRunTimeout, "deadline for the whole run")
+	f.StringVar(&o.transcript, "transcript", "", `transcript file, written whole or not at all ("-" for stdout) (required)`)
+	f.StringVar(&o.evidence, "evidence", "", "write volatile host evidence (namespaces, cgroups, pids, times, stderr) as JSON")
+	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE (default: discarded)")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, o runOptions, args []string) error {
+	req, err := o.toRequest(args)
+	if err != nil {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", err)}
+	}
+	if o.transcript == "-" {
+		req.Transcript = cmd.OutOrStdout()
+	}
+	errOut := cmd.ErrOrStderr()
+	req.Logf = func(format string, args ...any) { fmt.Fprintf(errOut, "run: "+format+"\n", args...) }
+	ctx, stop := supervisor.InterruptContext(cmd.Context())
+	defer stop()
+	res, err := supervisor.Run(ctx, req)
+	if err != nil {
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", err)}
+	}
+	if res.Succeeded() {
+		return nil
+	}
+	return &exitError{Code: exitFailed, Err: fmt.Errorf("run: %s", describeResult(res))}
+}
+
+// request turns the flags into a supervisor.Request.
+func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
+	var req supervisor.Request
+	if o.request == "" {
+		return req, errors.New("--request is required")
+	}
+	if o.transcript == "" {
+		return req, errors.New("--transcript is required")
+	}
+	if o.inputs != "" && o.inputsFrom != "" {
+		return req, errors.New("--inputs and --inputs-from exclude each other")
+	}
+	rf, err := supervisor.ReadRunFile(o.request)
+	if err != nil {
+		return req, err
+	}
+	req.RunID, req.Config, req.Subject = rf.RunID, rf.Config, rf.Subject
+	switch {
+	case o.inputs == "-":
+		req.Inputs, err = supervisor.ParseInputs(os.Stdin)
+	case o.inputs != "":
+		var f *os.File
+		if f, err = os.Open(o.inputs); err == nil {
+			req.Inputs, err = supervisor.ParseInputs(f)
+			f.Close()
+		}
+	case o.inputsFrom != "":
+		var data []byte
+		if data, err = os.ReadFile(o.inputsFrom); err == nil {
+			req.Inputs, err = supervisor.InputsFromTranscript(data)
+		}
+	}
+	if err != nil {
+		return req, err
+	}
+	req.Roots = map[string]string{}
+	for _, r := range o.roots {
+		id, dir, ok := strings.Cut(r, "=")
+		if !ok || id == "" || dir == "" {
+			return req, fmt.Errorf("--root %q: want ID=DIR", r)
+		}
+		if _, dup := req.Roots[id]; dup {
+			return req, fmt.Errorf("--root %s given twice", id)
+		}
+		req.Roots[id] = dir
+	}
+	if req.Isolation, err = receipts.ParseIsolation(o.isolation); err != nil {
+		return req, fmt.Errorf("--isolation: %w", err)
+	}
+	if req.Require, err = receipts.ParseRequire(o.require); err != nil {
+		return req, fmt.Errorf("--require: %w", err)
+	}
+	mem, err := parseSize(o.memory)
+	if err != nil {
+		return req, fmt.Errorf("--memory: %w", err)
+	}
+	req.Args, req.RootFS, req.StateDir = args, o.rootfs, o.stateDir
+	req.Limits = sandbox.Limits{MemoryBytes: mem, Pids: o.pids, CPUs: o.cpus}
+	req.Deadlines = supervisor.Deadlines{Handshake: o.handshake, Epoch: o.epoch, Run: o.runLimit}
+	if o.transcript != "-" {
+		req.TranscriptPath = o.transcript
+	}
+	req.EvidencePath, req.StderrPath = o.evidence, o.stderr
+	return req, nil
+}
+
+// describeResult is the one-line reason for a non-zero exit.
+func describeResult(r supervisor.Result) string {
+	switch r.Outcome {
+	case transcript.KindRunFinished:
+		if r.Exit.Kind == transcript.ExitSignal {
+			return "the subject was killed by SIG" + r.Exit.Signal
+		}
+		return fmt.Sprintf("the subject exited with status %d", r.Exit.Code)
+	case transcript.KindRunUnsupported:
+		return fmt.Sprintf("unsupported: %s (%s): %s", r.Refusal.Constraint, r.Refusal.Code, r.Refusal.Message)
+	case transcript.KindRunFailed:
+		return fmt.Sprintf("failed (%s): %s", r.Error.Code, r.Error.Message)
+	}
+	return "no outcome"
 }

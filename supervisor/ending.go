@@ -1,0 +1,158 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// Failure codes of details.failure: the five of seed 000's taxonomy, plus
+// ours for what the taxonomy does not cover.
+const (
+	FailureSpawn       = "spawn-failed"
+	FailureHandshake   = "handshake-timeout"
+	FailureMalformed   = "peer-malformed"
+	FailureLifecycle   = "peer-lifecycle"
+	FailureEpoch       = "epoch-timeout"
+	FailureInterrupted = "interrupted"       // SIGINT/SIGTERM to the supervisor
+	FailureExitUnknown = "exit-unobserved"   // the init vanished without reporting the subject's end
+	FailureTranscript  = "transcript-rule"   // subject evidence the transcript cannot hold
+	FailureBudget      = "transcript-budget" // written by transcript.Writer.FailBudget
+)
+
+// deadlineError is the cause a phase or run context carries when its
+// deadline fires, so the record can name which deadline it was.
+type deadlineError struct{ name string }
+
+func (e *deadlineError) Error() string { return e.name + " deadline expired" }
+
+var (
+	errHandshakeDeadline = &deadlineError{"handshake"}
+	errEpochDeadline     = &deadlineError{"epoch"}
+	errRunDeadline       = &deadlineError{"run"}
+)
+
+// Interrupted is the cancellation cause for a signal to the supervisor
+// (see InterruptContext); the run ends with run.failed naming it.
+type Interrupted struct{ Signal string }
+
+func (e *Interrupted) Error() string { return "interrupted by SIG" + e.Signal }
+
+// ending is how a run ended, before its terminal record is written.
+// Exactly one of the fields is set.
+type ending struct {
+	finished    *transcript.Exit    // run.finished with the OS exit
+	failed      *transcript.Failure // run.failed
+	unsupported *refusal            // run.unsupported, already written
+	budget      error               // a *transcript.BudgetError: FailBudget
+	host        error               // the transcript could not be written at all
+}
+
+// refusal is a run.unsupported as recorded.
+type refusal struct {
+	Constraint receipts.Constraint
+	Code       string
+	Message    string
+}
+
+func failedEnding(code, message string, d details) *ending {
+	return &ending{failed: &transcript.Failure{Code: code, Message: message, Details: d.value()}}
+}
+
+func startCode(ready bool) string {
+	if ready {
+		return transcript.CodeAdapterRuntimeFailed
+	}
+	return transcript.CodeAdapterStartFailed
+}
+
+// abortEnding records a deadline expiry or a signal: the deadline, the
+// phase and whether the input could not be written or the reply never
+// came. It carries no exit: a deadline abort discloses no exit evidence.
+func abortEnding(cause error, ready bool, phase, during string, input int, lim Deadlines) *ending {
+	d := details{}.str("phase", phase).str("during", during)
+	if input > 0 {
+		d = d.num("input", int64(input))
+	}
+	if in, ok := errors.AsType[*Interrupted](cause); ok {
+		d = d.str("failure", FailureInterrupted).str("signal", in.Signal)
+		return failedEnding(startCode(ready), "the supervisor was interrupted by SIG"+in.Signal+"; the subject was killed", d)
+	}
+	failure := FailureEpoch
+	if !ready {
+		failure = FailureHandshake
+	}
+	name, ms := "run", lim.Run.Milliseconds()
+	if de, ok := errors.AsType[*deadlineError](cause); ok {
+		name = de.name
+		switch de {
+		case errHandshakeDeadline:
+			ms = lim.Handshake.Milliseconds()
+		case errEpochDeadline:
+			ms = lim.Epoch.Milliseconds()
+		}
+	}
+	d = d.str("failure", failure).str("deadline", name).num("deadline_ms", ms)
+	what := map[string]string{
+		"write": "the input could not be delivered to the subject",
+		"read":  "the subject's reply never came",
+		"exit":  "the subject did not exit",
+		"spawn": "the sandbox was still being built",
+	}[during]
+	return failedEnding(startCode(ready), fmt.Sprintf("the %s deadline expired during %s: %s", name, phase, what), d)
+}
+
+func malformedEnding(ready bool, phase string, input int, ce *control.Error) *ending {
+	d := details{}.str("failure", FailureMalformed).str("phase", phase).str("during", "parse").str("rule", ce.Rule)
+	if ce.Member != "" {
+		d = d.str("member", ce.Member)
+	}
+	if input > 0 {
+		d = d.num("input", int64(input))
+	}
+	return failedEnding(startCode(ready), "the subject sent an invalid termverify.control/v1 message: "+ce.Error(), d)
+}
+
+// Lifecycle violations (details.violation), each a structurally valid
+// message out of position.
+const (
+	violIdleMessage     = "message-while-idle"
+	violIdleBytes       = "bytes-while-idle"
+	violSecondReady     = "second-handshake-reply"
+	violExited          = "exited-process-observation"
+	violAfterTerminal   = "traffic-after-terminal"
+	violAdapterKind     = "adapter-message-kind"
+	violBeforeReply     = "message-before-handshake-reply"
+	violDiagBeforeReply = "diagnostics-before-refusal"
+	violAfterFinal      = "message-after-final-observation"
+	violExitedInStart   = "exited-before-handshake-reply"
+	violTooMany         = "diagnostic-limit"
+)
+
+func lifecycleEnding(ready bool, phase, violation string, kind control.Kind, input int, msg string) *ending {
+	d := details{}.str("failure", FailureLifecycle).str("phase", phase).str("violation", violation)
+	if kind != "" {
+		d = d.str("kind", string(kind))
+	}
+	if input > 0 {
+		d = d.num("input", int64(input))
+	}
+	return failedEnding(startCode(ready), msg, d)
+}
+
+// tooManyDiagnostics is seed 000's ceiling: the 101st diagnostic in one
+// phase is a resource-limit breach, so peer-malformed.
+func tooManyDiagnostics(ready bool, phase string, input int) *ending {
+	d := details{}.str("failure", FailureMalformed).str("phase", phase).str("during", "parse").
+		str("rule", "limit.diagnostics").num("limit", maxDiagnostics)
+	if input > 0 {
+		d = d.num("input", int64(input))
+	}
+	return failedEnding(startCode(ready), fmt.Sprintf("the subject sent more than %d diagnostics in one %s", maxDiagnostics, phase), d)
+}
+
+// maxDiagnostics is the v1 ceiling per handshake, epoch or stop drain.
+const maxDiagnostics = 100

@@ -1,0 +1,175 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// stdio is the subject's side of its three standard streams, handed to the
+// sandbox; the caller closes them once the subject has its own copies.
+type stdio struct{ in, out, errOut *os.File }
+
+// launched is a subject that runs with its receipts settled.
+type launched struct {
+	box     *sandbox.Sandbox
+	outcome receipts.Outcome
+}
+
+// launch decides the receipts and starts the subject. The order is the
+// honesty rule of PRODUCT.md §3: before each start the request is
+// negotiated against what that backend can at best give, so that a run
+// refused by policy (a non-UTC zone, --require, an unmapped root) starts
+// nothing; after the start it is negotiated again against what the sandbox
+// reports it applied and verified, so no receipt is stronger than what
+// runs. It returns the started subject, or the ending it recorded. The
+// returned sandbox (even with an ending) is the caller's to Destroy.
+func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evidence) (*launched, *sandbox.Sandbox, *ending) {
+	backend := sandbox.IsolationOS
+	assumed := receipts.Mechanism{Tier: receipts.OS}
+	if req.Isolation == receipts.IsolationNone {
+		backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: "isolation none"}
+	}
+	for {
+		out := receipts.Negotiate(negotiationRequest(req, backend, assumed, assumed))
+		if out.Refusal != nil {
+			return nil, nil, rec.refuse(out)
+		}
+		box, err := sandbox.Start(ctx, buildSpec(req, backend, out, io))
+		ev.noteStart(backend, box, err)
+		if err == nil {
+			fs, nw := mechanisms(box.Applied(), req.Config.Network.Mode)
+			real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw))
+			if real.Refusal != nil {
+				return nil, box, rec.refuse(real)
+			}
+			for _, d := range real.Downgrades {
+				req.Logf("downgraded %s", d)
+			}
+			ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
+			return &launched{box: box, outcome: real}, box, nil
+		}
+		_ = box.Destroy()
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, spawnAborted(ctx)
+		case errors.Is(err, sandbox.ErrSubjectExec):
+			return nil, nil, spawnFailed(err)
+		case backend == sandbox.IsolationNone:
+			return nil, nil, spawnFailed(err)
+		}
+		// The os tier is not available here. The reason word is what the
+		// receipt and the operator see; the full error goes to evidence.
+		reason := osUnavailable(err)
+		if req.Isolation == receipts.IsolationOS {
+			failed := receipts.Mechanism{Tier: receipts.None, Reason: reason}
+			return nil, nil, rec.refuse(receipts.Negotiate(negotiationRequest(req, backend, failed, failed)))
+		}
+		req.Logf("isolation auto: the os tier is unavailable (%v); running without namespaces", err)
+		backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: reason}
+	}
+}
+
+// osUnavailable names, deterministically, why a sandbox could not start.
+func osUnavailable(err error) string {
+	switch {
+	case errors.Is(err, sandbox.ErrNoNamespace):
+		return "namespaces unavailable on this host"
+	case errors.Is(err, sandbox.ErrNotVerified):
+		return "sandbox mechanism could not be verified"
+	case errors.Is(err, sandbox.ErrUnsupportedArch):
+		return "no seccomp filter for this architecture"
+	}
+	return "sandbox could not be started"
+}
+
+func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw receipts.Mechanism) receipts.Request {
+	c := req.Config
+	root, mapped := req.Roots[c.Filesystem.RootID]
+	if backend == sandbox.IsolationOS {
+		root = sandbox.Workdir
+	}
+	return receipts.Request{
+		Seed: c.Seed, ClockInitialMS: c.Clock.InitialMS, Locale: c.Locale, Timezone: c.Timezone,
+		TerminalCaps: len(c.Terminal.Capabilities),
+		RootID:       c.Filesystem.RootID, RootMapped: mapped, RootDir: root,
+		NetworkMode: c.Network.Mode, Isolation: req.Isolation, Require: req.Require,
+		Filesystem: fs, Network: nw,
+	}
+}
+
+// mechanisms turns what the sandbox verified into negotiation input.
+func mechanisms(a sandbox.Applied, mode string) (fs, nw receipts.Mechanism) {
+	fs = receipts.Mechanism{Tier: a.Filesystem.Tier, Word: receipts.MechanismMountNS, Reason: a.Filesystem.Reason}
+	word := receipts.MechanismNetNS
+	if mode == config.NetworkAllowList {
+		word = receipts.MechanismAllowNS
+	}
+	nw = receipts.Mechanism{Tier: a.Network.Tier, Word: word, Reason: a.Network.Reason}
+	if fs.Tier != receipts.OS {
+		fs.Word = ""
+	}
+	if nw.Tier != receipts.OS {
+		nw.Word = ""
+	}
+	return fs, nw
+}
+
+// buildSpec is the sandbox for a backend. The environment is exactly the
+// delivered variables (upstream's names, so an upstream subject runs
+// unchanged) plus PATH; nothing of the supervisor's own environment leaks
+// in. With the os tier the filesystem and network receipts carry no
+// delivery, but TERMVERIFY_FS_ROOT and TERMVERIFY_NETWORK are still set
+// for cooperative subjects that read them.
+func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io stdio) sandbox.Spec {
+	env := maps.Clone(out.Env)
+	if backend == sandbox.IsolationOS {
+		env[receipts.EnvFSRoot] = sandbox.Workdir
+		env[receipts.EnvNetwork] = req.Config.Network.Mode
+	}
+	return sandbox.Spec{
+		Isolation: backend,
+		Args:      req.Args,
+		Env:       receipts.EnvList(env),
+		Root:      req.Roots[req.Config.Filesystem.RootID],
+		RootFS:    req.RootFS,
+		Network:   networkPolicy(req.Config.Network),
+		Limits:    req.Limits,
+		Stdin:     io.in, Stdout: io.out, Stderr: io.errOut,
+		StateDir: req.StateDir,
+	}
+}
+
+func networkPolicy(n config.Network) netpolicy.Policy {
+	p := netpolicy.Policy{Mode: netpolicy.Mode(n.Mode)}
+	for _, hp := range n.Allowed {
+		p.Allowed = append(p.Allowed, netpolicy.HostPort{Host: hp.Host, Port: int(hp.Port)})
+	}
+	return p
+}
+
+// spawnFailed is the taxonomy's spawn-failed: the child could not be
+// started. The detail names the shell-style status, not host paths.
+func spawnFailed(err error) *ending {
+	d := details{}.str("failure", "spawn-failed").str("phase", "spawn").str("during", "spawn")
+	msg := "the subject could not be started"
+	if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
+		d = d.num("status", int64(ee.Code))
+		msg = fmt.Sprintf("the subject could not be started: %s", ee.Msg)
+	}
+	return failedEnding(transcript.CodeAdapterStartFailed, msg, d)
+}
+
+// spawnAborted is the run deadline or a signal arriving while the sandbox
+// was being built: the handshake never began.
+func spawnAborted(ctx context.Context) *ending {
+	return abortEnding(context.Cause(ctx), false, "spawn", "spawn", 0, Deadlines{})
+}

@@ -1,0 +1,514 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// Default deadlines. They are host abort policy, never evidence: a
+// deadline expiry ends the run with run.failed and no exit record.
+const (
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultEpochTimeout     = 10 * time.Second
+	DefaultRunTimeout       = 5 * time.Minute
+)
+
+// Deadlines bound the run. Handshake bounds everything from session.hello
+// to the subject's reply; Epoch bounds one whole epoch (writing the input,
+// every diagnostic, the closing message) and also the stop drain; Run
+// bounds the whole run, sandbox start and teardown included. Zero picks
+// the default.
+type Deadlines struct {
+	Handshake, Epoch, Run time.Duration
+}
+
+func (d Deadlines) withDefaults() Deadlines {
+	if d.Handshake <= 0 {
+		d.Handshake = DefaultHandshakeTimeout
+	}
+	if d.Epoch <= 0 {
+		d.Epoch = DefaultEpochTimeout
+	}
+	if d.Run <= 0 {
+		d.Run = DefaultRunTimeout
+	}
+	return d
+}
+
+// Request is one run: what to run, with which configuration and inputs,
+// under which policy, and where to write the evidence.
+type Request struct {
+	RunID   string
+	Config  config.Config
+	Subject transcript.Subject // replay selectors; Adapter is set by Run
+	// Inputs are the input script: input.text, input.key, input.resize,
+	// input.clock_advanced and input.stop (the kinds control/v1 can carry).
+	// Run appends input.stop when the script does not end with one.
+	Inputs []transcript.Input
+
+	Args   []string          // the subject's argv, resolved inside the sandbox
+	Roots  map[string]string // root_id → host directory (--root ID=DIR)
+	RootFS string            // optional complete root (--rootfs)
+
+	Isolation receipts.Isolation                    // "" means auto
+	Require   map[receipts.Constraint]receipts.Tier // minimum tier per constraint
+	Limits    sandbox.Limits                        // cgroup limits; zero fields mean no limit
+	StateDir  string                                // sandbox state; "" is sandbox.DefaultStateDir()
+	Deadlines Deadlines
+
+	// TranscriptPath is where the transcript goes: written to an unnamed
+	// temporary file in the same directory, fsynced, and linked into place
+	// only when complete. When it is empty, Transcript receives the
+	// records as they are written (the CLI's "-").
+	TranscriptPath string
+	Transcript     io.Writer
+	// EvidencePath, if set, receives the volatile host facts (JSON).
+	EvidencePath string
+	// StderrPath, if set, receives the subject's stderr; otherwise it is
+	// discarded as upstream does (and captured for the evidence file only
+	// when EvidencePath is set).
+	StderrPath string
+
+	// Logf receives human-readable notes for the operator (what --isolation
+	// auto downgraded, for instance). Nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// UsageError is a request that cannot be run as given: nothing was started
+// and no transcript was written.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// prepare checks the request and fills its defaults. Every refusal here
+// happens before a file is created or a process started.
+func (r *Request) prepare() error {
+	if !config.ValidIdentifier(r.RunID) || len(r.RunID) > transcript.MaxRunIDBytes {
+		return usagef("run id %q: want [a-z0-9._-]+, at most %d bytes", r.RunID, transcript.MaxRunIDBytes)
+	}
+	if len(r.Args) == 0 || r.Args[0] == "" {
+		return usagef("no subject command given")
+	}
+	if r.TranscriptPath == "" && r.Transcript == nil {
+		return usagef("no transcript destination given")
+	}
+	switch r.Isolation {
+	case "":
+		r.Isolation = receipts.IsolationAuto
+	case receipts.IsolationOS, receipts.IsolationAuto, receipts.IsolationNone:
+	default:
+		return usagef("isolation %q: want os, auto or none", r.Isolation)
+	}
+	for id, dir := range r.Roots {
+		if !config.ValidIdentifier(id) {
+			return usagef("root %s=%s: %q is not a root id ([a-z0-9._-]+)", id, dir, id)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return usagef("root %s=%s: %v", id, dir, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return usagef("root %s=%s: %v", id, dir, err)
+		}
+		if !fi.IsDir() {
+			return usagef("root %s=%s: not a directory", id, dir)
+		}
+		r.Roots[id] = abs
+	}
+	r.Deadlines = r.Deadlines.withDefaults()
+	r.Subject.Adapter = transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion}
+	if r.Subject.Platform == nil {
+		r.Subject.Platform = &transcript.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	}
+	inputs, err := checkScript(r.Inputs)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	r.Inputs = inputs
+	if r.Logf == nil {
+		r.Logf = func(string, ...any) {}
+	}
+	return nil
+}
+
+// checkScript refuses what control/v1 cannot carry or the transcript would
+// refuse, and appends input.stop when missing.
+func checkScript(in []transcript.Input) ([]transcript.Input, error) {
+	out := make([]transcript.Input, 0, len(in)+1)
+	for i, x := range in {
+		if err := checkInput(x); err != nil {
+			return nil, fmt.Errorf("input %d: %w", i+1, err)
+		}
+		if _, stop := x.(transcript.Stop); stop && i != len(in)-1 {
+			return nil, fmt.Errorf("input %d: input.stop must be the last input", i+1)
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return append(out, transcript.Stop{}), nil
+	}
+	if _, stop := out[len(out)-1].(transcript.Stop); !stop {
+		out = append(out, transcript.Stop{})
+	}
+	return out, nil
+}
+
+func checkInput(x transcript.Input) error {
+	switch v := x.(type) {
+	case transcript.Text, transcript.Stop:
+		return nil
+	case transcript.Key:
+		if !transcript.ValidChord(v.Keys) {
+			return fmt.Errorf("input.key %q is not one canonical termverify.key/v1 chord", v.Keys)
+		}
+	case transcript.Resize:
+		if v.Columns <= 0 || v.Rows <= 0 {
+			return errors.New("input.resize needs positive columns and rows")
+		}
+	case transcript.ClockAdvanced:
+		if v.DeltaMS <= 0 {
+			return errors.New("input.clock_advanced needs delta_ms > 0")
+		}
+	case transcript.Mouse, transcript.ClipboardSet:
+		return fmt.Errorf("%T has no termverify.control/v1 message: a control subject cannot receive it", x)
+	default:
+		return fmt.Errorf("unknown input %T", x)
+	}
+	return nil
+}
+
+// RunFile is a parsed request file: {"run_id", "config", "subject"}.
+type RunFile struct {
+	RunID   string
+	Config  config.Config
+	Subject transcript.Subject
+}
+
+// ReadRunFile reads a request file. subject holds the replay selectors
+// without adapter (this tool's own id and version fill it); a subject
+// naming another adapter is refused; platform, when absent, is filled from
+// the host by Run.
+func ReadRunFile(path string) (RunFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return RunFile{}, fmt.Errorf("request file: %w", err)
+	}
+	rf, err := ParseRunFile(data)
+	if err != nil {
+		return RunFile{}, fmt.Errorf("request file %s: %w", path, err)
+	}
+	return rf, nil
+}
+
+// ParseRunFile parses the bytes of a request file (JSON, strict: no
+// duplicate members, no unknown members outside x-*).
+func ParseRunFile(data []byte) (RunFile, error) {
+	var rf RunFile
+	v, _, err := canon.Decode(bytes.TrimSpace(data))
+	if err != nil {
+		return rf, err
+	}
+	if err := closedObject(&v, "request", []string{"run_id", "config", "subject"}, nil); err != nil {
+		return rf, err
+	}
+	id, _ := v.Get("run_id")
+	if id.Kind != canon.String || !config.ValidIdentifier(id.Str) {
+		return rf, errors.New("run_id must be a string matching [a-z0-9._-]+")
+	}
+	rf.RunID = id.Str
+	cv, _ := v.Get("config")
+	if rf.Config, err = config.Decode(cv); err != nil {
+		return rf, err
+	}
+	sv, _ := v.Get("subject")
+	if rf.Subject, err = decodeSubject(sv); err != nil {
+		return rf, fmt.Errorf("subject: %w", err)
+	}
+	return rf, nil
+}
+
+func decodeSubject(v *canon.Value) (transcript.Subject, error) {
+	var s transcript.Subject
+	if err := closedObject(v, "subject", []string{"application", "fixture", "normalizer", "state_schema"},
+		[]string{"format", "adapter", "platform"}); err != nil {
+		return s, err
+	}
+	if f, ok := v.Get("format"); ok && (f.Kind != canon.String || f.Str != transcript.SubjectFormat) {
+		return s, fmt.Errorf("format must be %s", transcript.SubjectFormat)
+	}
+	ident := func(obj *canon.Value, name string) (string, error) {
+		x, ok := obj.Get(name)
+		if !ok || x.Kind != canon.String || !config.ValidIdentifier(x.Str) {
+			return "", fmt.Errorf("%s must be a string matching [a-z0-9._-]+", name)
+		}
+		return x.Str, nil
+	}
+	selector := func(name string) (transcript.Selector, error) {
+		x, _ := v.Get(name)
+		if err := closedObject(x, name, []string{"id", "version"}, nil); err != nil {
+			return transcript.Selector{}, err
+		}
+		id, err := ident(x, "id")
+		if err != nil {
+			return transcript.Selector{}, fmt.Errorf("%s: %w", name, err)
+		}
+		ver, err := ident(x, "version")
+		if err != nil {
+			return transcript.Selector{}, fmt.Errorf("%s: %w", name, err)
+		}
+		return transcript.Selector{ID: id, Version: ver}, nil
+	}
+	app, _ := v.Get("application")
+	if err := closedObject(app, "application", []string{"id", "version", "build"}, nil); err != nil {
+		return s, err
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"id", &s.Application.ID}, {"version", &s.Application.Version}, {"build", &s.Application.Build}} {
+		if *f.dst, err = ident(app, f.name); err != nil {
+			return s, fmt.Errorf("application: %w", err)
+		}
+	}
+	if s.Fixture, err = selector("fixture"); err != nil {
+		return s, err
+	}
+	if s.Normalizer, err = selector("normalizer"); err != nil {
+		return s, err
+	}
+	if s.StateSchema, err = selector("state_schema"); err != nil {
+		return s, err
+	}
+	if _, ok := v.Get("adapter"); ok {
+		a, err := selector("adapter")
+		if err != nil {
+			return s, err
+		}
+		if a.ID != receipts.AdapterID || a.Version != receipts.AdapterVersion {
+			return s, fmt.Errorf("adapter %s %s: this tool is %s %s and records itself as the adapter; drop the member",
+				a.ID, a.Version, receipts.AdapterID, receipts.AdapterVersion)
+		}
+	}
+	if p, ok := v.Get("platform"); ok {
+		if err := closedObject(p, "platform", []string{"os", "architecture"}, nil); err != nil {
+			return s, err
+		}
+		osName, err := ident(p, "os")
+		if err != nil {
+			return s, fmt.Errorf("platform: %w", err)
+		}
+		arch, err := ident(p, "architecture")
+		if err != nil {
+			return s, fmt.Errorf("platform: %w", err)
+		}
+		s.Platform = &transcript.Platform{OS: osName, Architecture: arch}
+	}
+	return s, nil
+}
+
+// closedObject checks that v is an object with every required member and
+// no member outside required, optional and x-*.
+func closedObject(v *canon.Value, what string, required, optional []string) error {
+	if v.Kind != canon.Object {
+		return fmt.Errorf("%s must be an object", what)
+	}
+	for _, name := range required {
+		if _, ok := v.Get(name); !ok {
+			return fmt.Errorf("%s: missing member %s", what, name)
+		}
+	}
+	for _, m := range v.Members {
+		if config.IsExtension(m.Key) || contains(required, m.Key) || contains(optional, m.Key) {
+			continue
+		}
+		return fmt.Errorf("%s: unknown member %s", what, canon.Quote(m.Key))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ScriptError names the input script line that was refused.
+type ScriptError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *ScriptError) Error() string { return fmt.Sprintf("input script line %d: %v", e.Line, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// ParseInputs reads an input script: JSONL, one input per line, each
+// {"kind": K, "payload": P} where P is the transcript record's payload
+// without at_ms, e.g. {"kind":"input.clock_advanced","payload":{"delta_ms":250}}.
+// Blank lines are skipped. The first bad line is refused with a
+// *ScriptError naming it; nothing is started.
+func ParseInputs(r io.Reader) ([]transcript.Input, error) {
+	var out []transcript.Input
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		text, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(text)) > 0 {
+			in, perr := parseScriptLine(bytes.TrimSpace(text))
+			if perr == nil {
+				perr = checkInput(in)
+			}
+			if perr != nil {
+				return nil, &ScriptError{Line: line, Err: perr}
+			}
+			if len(out) > 0 {
+				if _, stop := out[len(out)-1].(transcript.Stop); stop {
+					return nil, &ScriptError{Line: line, Err: errors.New("no input may follow input.stop")}
+				}
+			}
+			out = append(out, in)
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("input script: %w", err)
+		}
+	}
+}
+
+func parseScriptLine(text []byte) (transcript.Input, error) {
+	v, _, err := canon.Decode(text)
+	if err != nil {
+		return nil, err
+	}
+	if err := closedObject(&v, "input", []string{"kind", "payload"}, nil); err != nil {
+		return nil, err
+	}
+	k, _ := v.Get("kind")
+	if k.Kind != canon.String {
+		return nil, errors.New("kind must be a string")
+	}
+	p, _ := v.Get("payload")
+	return decodeInput(k.Str, p, false)
+}
+
+// decodeInput reads an input payload; withAt admits (and ignores) the
+// at_ms member of a transcript record, which the Writer recomputes.
+func decodeInput(kind string, p *canon.Value, withAt bool) (transcript.Input, error) {
+	opt := []string(nil)
+	if withAt {
+		opt = []string{"at_ms"}
+	}
+	str := func(name string) (string, error) {
+		x, _ := p.Get(name)
+		if x.Kind != canon.String {
+			return "", fmt.Errorf("%s: %s must be a string", kind, name)
+		}
+		return x.Str, nil
+	}
+	integer := func(name string) (int64, error) {
+		x, _ := p.Get(name)
+		n, ok := x.Int()
+		if !ok {
+			return 0, fmt.Errorf("%s: %s must be an integer", kind, name)
+		}
+		return n, nil
+	}
+	switch kind {
+	case transcript.KindInputText:
+		if err := closedObject(p, kind+" payload", []string{"text"}, opt); err != nil {
+			return nil, err
+		}
+		s, err := str("text")
+		return transcript.Text{Text: s}, err
+	case transcript.KindInputKey:
+		if err := closedObject(p, kind+" payload", []string{"keys"}, opt); err != nil {
+			return nil, err
+		}
+		x, _ := p.Get("keys")
+		if x.Kind != canon.Array {
+			return nil, errors.New("input.key: keys must be an array of strings")
+		}
+		keys := make([]string, len(x.Items))
+		for i := range x.Items {
+			if x.Items[i].Kind != canon.String {
+				return nil, errors.New("input.key: keys must be an array of strings")
+			}
+			keys[i] = x.Items[i].Str
+		}
+		return transcript.Key{Keys: keys}, nil
+	case transcript.KindInputResize:
+		if err := closedObject(p, kind+" payload", []string{"columns", "rows"}, opt); err != nil {
+			return nil, err
+		}
+		c, err := integer("columns")
+		if err != nil {
+			return nil, err
+		}
+		r, err := integer("rows")
+		return transcript.Resize{Columns: c, Rows: r}, err
+	case transcript.KindInputClock:
+		if err := closedObject(p, kind+" payload", []string{"delta_ms"}, opt); err != nil {
+			return nil, err
+		}
+		d, err := integer("delta_ms")
+		return transcript.ClockAdvanced{DeltaMS: d}, err
+	case transcript.KindInputStop:
+		if err := closedObject(p, kind+" payload", nil, opt); err != nil {
+			return nil, err
+		}
+		return transcript.Stop{}, nil
+	case transcript.KindInputMouse, transcript.KindInputClipboard:
+		return nil, fmt.Errorf("%s has no termverify.control/v1 message: a control subject cannot receive it", kind)
+	}
+	return nil, fmt.Errorf("kind %s is not an input (want input.text, input.key, input.resize, input.clock_advanced or input.stop)", canon.Quote(kind))
+}
+
+// InputsFromTranscript returns the inputs of an earlier (valid) transcript,
+// in order, for --inputs-from: replaying them reproduces its manual clock.
+func InputsFromTranscript(data []byte) ([]transcript.Input, error) {
+	t, err := transcript.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("inputs-from: %w", err)
+	}
+	var out []transcript.Input
+	for i := range t.Records {
+		rec := &t.Records[i]
+		switch rec.Kind {
+		case transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
+			transcript.KindInputClock, transcript.KindInputStop, transcript.KindInputMouse, transcript.KindInputClipboard:
+			in, err := decodeInput(rec.Kind, rec.Payload(), true)
+			if err != nil {
+				return nil, fmt.Errorf("inputs-from: record %d: %w", rec.Seq, err)
+			}
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}

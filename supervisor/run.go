@@ -1,0 +1,212 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// Result is how a run ended, as its transcript records it.
+type Result struct {
+	// Outcome is the terminal record's kind: run.finished, run.failed or
+	// run.unsupported.
+	Outcome string
+	Exit    *transcript.Exit    // run.finished: the OS-observed exit
+	Error   *transcript.Failure // run.failed: the recorded error
+	Refusal *Refusal            // run.unsupported
+	Records int                 // records written
+	// Downgrades lists what --isolation auto took below the os tier.
+	Downgrades []string
+}
+
+// Refusal is a run.unsupported.
+type Refusal struct {
+	Constraint string
+	Code       string
+	Message    string
+}
+
+// Succeeded reports whether the run finished and the subject exited 0.
+func (r Result) Succeeded() bool {
+	return r.Outcome == transcript.KindRunFinished && r.Exit != nil &&
+		r.Exit.Kind == transcript.ExitCode && r.Exit.Code == 0
+}
+
+// Run runs one subject and records its transcript. It returns an error,
+// with no transcript left in place, only when the request is unusable
+// (*UsageError) or the host failed us (the transcript or evidence could
+// not be written); every failure of the subject or of the sandbox is a
+// recorded outcome in the Result. ctx cancelled with an *Interrupted cause
+// (InterruptContext) ends the run with run.failed.
+func Run(ctx context.Context, req Request) (Result, error) {
+	if err := req.prepare(); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, req.Deadlines.Run, errRunDeadline)
+	defer cancel()
+	ev := newEvidence(&req)
+	// A supervisor that was SIGKILLed leaves state and cgroups behind
+	// (its sandbox died with it); the next run removes them first.
+	if rep, err := sandbox.Sweep(req.StateDir); err == nil {
+		ev.SweptStale = rep.Removed
+	}
+
+	out, err := openOutput(req.TranscriptPath, req.Transcript)
+	if err != nil {
+		return Result{}, err
+	}
+	defer out.discard()
+	rec := &recorder{w: transcript.NewWriter(out, req.RunID)}
+	if err := rec.w.Start(req.Config, req.Subject); err != nil {
+		return Result{}, &UsageError{Err: fmt.Errorf("record run.started: %w", err)}
+	}
+
+	pipes, err := openPipes(&req)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pipes.close()
+	ev.mark("prepare")
+
+	l, box, end := launch(ctx, &req, pipes.child(), rec, ev)
+	// The subject has its own copies of its ends; ours would keep end of
+	// stream from ever coming.
+	pipes.closeChild()
+	if end == nil {
+		rec.outcome = l.outcome
+		s := newSession(ctx, rec, box, pipes.stdin, pipes.stdout, &req)
+		end = s.handshake(ctx)
+		ev.mark("handshake")
+		if end == nil {
+			end = s.runEpochs(ctx, req.Inputs)
+			ev.mark("epochs")
+		}
+		s.close()
+	}
+	teardown(box, ev)
+	ev.noteStderr(pipes.stderr, req.StderrPath)
+
+	res, err := finish(rec, end)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := out.commit(); err != nil {
+		return Result{}, err
+	}
+	ev.mark("commit")
+	res.Downgrades = ev.Downgrades
+	if req.EvidencePath != "" {
+		ev.finish(res.Outcome)
+		if err := ev.write(req.EvidencePath); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// teardown kills whatever still runs in the sandbox and removes every
+// trace of it, after reading what the auditor's evidence needs.
+func teardown(box *sandbox.Sandbox, ev *evidence) {
+	if box == nil {
+		return
+	}
+	_ = box.Kill()
+	ev.noteSandbox(box)
+	if err := box.Destroy(); err != nil {
+		ev.TeardownError = err.Error()
+	}
+	ev.mark("teardown")
+}
+
+// finish writes the terminal record for end and closes the transcript.
+func finish(rec *recorder, end *ending) (Result, error) {
+	var res Result
+	var err error
+	switch {
+	case end.host != nil:
+		return res, end.host
+	case end.unsupported != nil:
+		res.Outcome = transcript.KindRunUnsupported
+		res.Refusal = &Refusal{Constraint: string(end.unsupported.Constraint), Code: end.unsupported.Code, Message: end.unsupported.Message}
+	case end.finished != nil:
+		res.Outcome, res.Exit = transcript.KindRunFinished, end.finished
+		err = rec.w.Finish(*end.finished)
+	case end.failed != nil:
+		res.Outcome, res.Error = transcript.KindRunFailed, end.failed
+		err = rec.w.Fail(*end.failed)
+	case end.budget != nil:
+		err = end.budget
+	}
+	if err != nil {
+		// The terminal record itself did not fit (or something before it
+		// did not): the room kept for FailBudget always does.
+		if ferr := rec.w.FailBudget(err); ferr != nil {
+			return res, fmt.Errorf("record the terminal record: %w", ferr)
+		}
+		res.Outcome, res.Exit = transcript.KindRunFailed, nil
+		res.Error = &transcript.Failure{Code: "transcript-budget", Message: err.Error()}
+	}
+	res.Records = rec.w.Records()
+	if err := rec.w.Close(); err != nil {
+		return res, fmt.Errorf("close transcript: %w", err)
+	}
+	return res, nil
+}
+
+// pipes are the subject's standard streams: two pipes for the protocol,
+// and a file for stderr (the --stderr file, or an unnamed temporary file
+// when only the evidence wants it; otherwise /dev/null).
+type pipes struct {
+	stdin, childIn   *os.File // we write stdin; the subject reads childIn
+	stdout, childOut *os.File // the subject writes childOut; we read stdout
+	stderr           *os.File
+}
+
+func openPipes(req *Request) (*pipes, error) {
+	p := &pipes{}
+	var err error
+	if p.childIn, p.stdin, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	if p.stdout, p.childOut, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	switch {
+	case req.StderrPath != "":
+		if p.stderr, err = os.OpenFile(req.StderrPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+			p.close()
+			return nil, fmt.Errorf("stderr file: %w", err)
+		}
+	case req.EvidencePath != "":
+		if p.stderr, err = os.OpenFile(os.TempDir(), os.O_RDWR|unix.O_TMPFILE, 0o600); err != nil {
+			p.stderr = nil // no capture is better than no run
+		}
+	}
+	return p, nil
+}
+
+func (p *pipes) child() stdio { return stdio{in: p.childIn, out: p.childOut, errOut: p.stderr} }
+
+func (p *pipes) closeChild() {
+	for _, f := range []*os.File{p.childIn, p.childOut} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	p.childIn, p.childOut = nil, nil
+}
+
+func (p *pipes) close() {
+	p.closeChild()
+	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}

@@ -1,0 +1,531 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// proc is what a session needs of the running subject: its OS-observed
+// end, and a way to kill its whole tree.
+type proc interface {
+	Wait() (sandbox.Exit, error)
+	Kill() error
+}
+
+// session drives one subject over termverify.control/v1.
+//
+// All protocol I/O happens on the goroutine that calls handshake and
+// runEpochs, through the runtime poller with deadlines: our ends of both
+// pipes are non-blocking, so a phase deadline (or a signal, which moves
+// both deadlines to now) unblocks a read or a write without a goroutine
+// per pipe to own and wait for. Reading on the same goroutine that decides
+// is also what makes the idle check exact: before each input, the bytes
+// already buffered by the Reader plus a zero-timeout poll of the pipe are
+// everything the subject has sent, so a message there arrived while no
+// epoch was open (ADAPTER-RULES.md, improvement 2).
+type session struct {
+	rec    *recorder
+	proc   proc
+	stdin  *os.File // our write end of the subject's stdin
+	stdout *os.File // our read end of the subject's stdout
+	rd     *control.Reader
+	lim    Deadlines
+	runID  string
+	cfg    config.Config
+
+	mu        sync.Mutex
+	cancelled bool // the run context is done: deadlines stay at "now"
+	stopIO    func() bool
+
+	ready bool   // the readiness observation is recorded
+	phase string // handshake, epoch, stop, idle
+	input int    // 1-based index of the current input
+	open  bool   // an epoch is open in the transcript
+	exit  *sandbox.Exit
+}
+
+func newSession(ctx context.Context, rec *recorder, p proc, stdin, stdout *os.File, req *Request) *session {
+	s := &session{rec: rec, proc: p, stdin: stdin, stdout: stdout, rd: control.NewReader(stdout),
+		lim: req.Deadlines, runID: req.RunID, cfg: req.Config}
+	// A signal or the run deadline must unblock whatever I/O is in
+	// flight; arm never moves a deadline back out once this has run.
+	s.stopIO = context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.cancelled = true
+		now := time.Now()
+		_ = s.stdin.SetWriteDeadline(now)
+		_ = s.stdout.SetReadDeadline(now)
+	})
+	return s
+}
+
+func (s *session) close() { s.stopIO() }
+
+// arm sets both pipes' deadlines to the phase's.
+func (s *session) arm(pctx context.Context) {
+	dl, _ := pctx.Deadline()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancelled {
+		return
+	}
+	_ = s.stdin.SetWriteDeadline(dl)
+	_ = s.stdout.SetReadDeadline(dl)
+}
+
+func (s *session) send(m control.Message) error {
+	line, err := control.Encode(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", m.Kind(), err)
+	}
+	_, err = s.stdin.Write(line)
+	return err
+}
+
+func (s *session) next() (control.Message, error) {
+	m, _, err := s.rd.Next()
+	return m, err
+}
+
+func (s *session) kill() { _ = s.proc.Kill() }
+
+// handshake sends session.hello and reads the reply under the handshake
+// deadline, which bounds the whole handshake (improvement 5).
+func (s *session) handshake(ctx context.Context) *ending {
+	s.phase = "handshake"
+	pctx, cancel := context.WithTimeoutCause(ctx, s.lim.Handshake, errHandshakeDeadline)
+	defer cancel()
+	s.arm(pctx)
+	if err := s.send(control.NewHello(s.runID, s.cfg)); err != nil {
+		if end := s.writeEnd(pctx, err); end != nil {
+			return s.withReceipts(end)
+		}
+	}
+	diags := 0
+	for {
+		m, err := s.next()
+		if errors.Is(err, io.EOF) {
+			return s.withReceipts(s.exitedInHandshake(pctx))
+		}
+		if err != nil {
+			return s.withReceipts(s.readEnd(pctx, err))
+		}
+		switch m := m.(type) {
+		case control.Diagnostic:
+			if err := s.rec.writeReceipts(); err != nil {
+				return s.recordEnd(err)
+			}
+			if diags++; diags > maxDiagnostics {
+				s.kill()
+				return tooManyDiagnostics(false, s.phase, 0)
+			}
+			if err := s.rec.w.Diagnostic(diagnosticRecord(m)); err != nil {
+				return s.recordEnd(err)
+			}
+		case control.Ready:
+			if err := s.rec.writeReceipts(); err != nil {
+				return s.recordEnd(err)
+			}
+			if err := s.rec.w.Observe(observationRecord(&m.Observation)); err != nil {
+				return s.recordEnd(err)
+			}
+			s.ready = true
+			return nil
+		case control.SessionFailed, control.Unsupported:
+			// The run is over without readiness: no exit evidence is
+			// recorded, so the subject need not be waited for.
+			s.kill()
+			if diags > 0 {
+				// Seed 000: diagnostics may precede only session.ready.
+				return s.withReceipts(lifecycleEnding(false, s.phase, violDiagBeforeReply, m.Kind(), 0,
+					fmt.Sprintf("the subject sent %d diagnostics before %s, which only session.ready may follow", diags, m.Kind())))
+			}
+			if u, ok := m.(control.Unsupported); ok {
+				return s.rec.subjectRefused(u.Constraint, u.Code, u.Message)
+			}
+			f := m.(control.SessionFailed).Error
+			d := details{}.str("subject-code", f.Code)
+			if f.Details != nil {
+				d = d.val("subject-details", *f.Details)
+			}
+			return s.withReceipts(failedEnding(transcript.CodeAdapterStartFailed, f.Message, d))
+		default:
+			s.kill()
+			return s.withReceipts(s.misplaced(m))
+		}
+	}
+}
+
+// misplaced is a structurally valid message in a position where the
+// lifecycle allows nothing of its kind.
+func (s *session) misplaced(m control.Message) *ending {
+	viol, why := violBeforeReply, "before its handshake reply"
+	switch {
+	case m.Kind().Direction() == control.AdapterToSubject:
+		viol, why = violAdapterKind, "which only the adapter sends"
+	case s.ready && (m.Kind() == control.KindSessionReady || m.Kind() == control.KindUnsupported || m.Kind() == control.KindSessionFailed):
+		viol, why = violSecondReady, "after the handshake was over"
+	case s.ready:
+		viol, why = violIdleMessage, "while no epoch was open"
+	}
+	return lifecycleEnding(s.ready, s.phase, viol, m.Kind(), s.input, fmt.Sprintf("the subject sent %s %s", m.Kind(), why))
+}
+
+// withReceipts makes sure a run that ends in the handshake still states
+// what was applied: the seven receipts precede its run.failed.
+func (s *session) withReceipts(end *ending) *ending {
+	if end == nil || end.failed == nil {
+		return end
+	}
+	if err := s.rec.writeReceipts(); err != nil {
+		return s.recordEnd(err)
+	}
+	return end
+}
+
+// recordEnd ends the run after the Writer refused a record.
+func (s *session) recordEnd(err error) *ending {
+	s.kill()
+	return s.rec.fail(err, s.ready, s.phase)
+}
+
+// runEpochs runs the input script, one single-flight epoch per input,
+// each under its own whole-epoch deadline; the last input is input.stop,
+// whose drain ends the run.
+func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *ending {
+	for i, in := range inputs {
+		s.input = i + 1
+		_, stop := in.(transcript.Stop)
+		pctx, cancel := context.WithTimeoutCause(ctx, s.lim.Epoch, errEpochDeadline)
+		end := s.epoch(pctx, in, stop)
+		cancel()
+		if end != nil {
+			return end
+		}
+	}
+	// Unreachable: the script ends with input.stop and its drain always
+	// ends the run. Say so rather than leave the run without an end.
+	s.kill()
+	return lifecycleEnding(true, "stop", violAfterFinal, "", s.input, "the stop drain ended without a terminal message")
+}
+
+func (s *session) epoch(pctx context.Context, in transcript.Input, stop bool) *ending {
+	s.arm(pctx)
+	if end := s.idle(pctx); end != nil {
+		return end
+	}
+	s.phase = "epoch"
+	if stop {
+		s.phase = "stop"
+	}
+	if err := s.rec.w.Input(in); err != nil {
+		return s.recordEnd(err)
+	}
+	s.open = true
+	if err := s.send(controlInput(in, s.rec.w.Now())); err != nil {
+		if end := s.writeEnd(pctx, err); end != nil {
+			return end
+		}
+	}
+	return s.collect(pctx, stop)
+}
+
+// idle looks at what the subject sent since the last epoch closed. A
+// terminal message or end of stream is a subject that finished on its own
+// (recorded truthfully, improvement 1); any other message is peer-lifecycle
+// at once (improvement 2).
+func (s *session) idle(pctx context.Context) *ending {
+	if !s.pending() {
+		return nil
+	}
+	s.phase = "idle"
+	m, err := s.next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return s.endOfStream(pctx, nil)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		<-pctx.Done()
+		if cause := context.Cause(pctx); cause != errEpochDeadline {
+			return s.abort(cause, "read")
+		}
+		s.kill()
+		return lifecycleEnding(true, s.phase, violIdleBytes, "", s.input,
+			"the subject wrote bytes while no epoch was open and never completed the message")
+	case err != nil:
+		return s.readEnd(pctx, err)
+	}
+	switch m := m.(type) {
+	case control.RunFinished:
+		return s.terminal(pctx, &m.Exit, nil, nil)
+	case control.RunFailed:
+		return s.terminal(pctx, nil, &m.Error, nil)
+	}
+	s.kill()
+	return s.misplaced(m)
+}
+
+// pending reports whether the subject has sent anything not yet read:
+// bytes the Reader holds, bytes in the pipe, or end of stream (POLLHUP).
+func (s *session) pending() bool {
+	if s.rd.Buffered() > 0 {
+		return true
+	}
+	ready := false
+	rc, err := s.stdout.SyscallConn()
+	if err != nil {
+		return false
+	}
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			ready = err == nil && n > 0
+			return
+		}
+	})
+	return ready
+}
+
+// unreadInput reports whether bytes we wrote still sit in the subject's
+// stdin pipe: then, at a deadline, the input never reached the subject
+// ("during": "write") even if our write itself completed into the pipe
+// buffer. FIONREAD works on either end of a Linux pipe.
+func (s *session) unreadInput() bool {
+	n := 0
+	rc, err := s.stdin.SyscallConn()
+	if err != nil {
+		return false
+	}
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) /* FIONREAD */ })
+	return n > 0
+}
+
+// collect reads an epoch's messages: diagnostics, then one closing
+// observation or a terminal message. In the stop drain the final
+// observation is held until the terminal message says how the run ends
+// (see exitWith).
+func (s *session) collect(pctx context.Context, stop bool) *ending {
+	diags := 0
+	var held *transcript.Observation
+	fail := func(end *ending) *ending {
+		s.kill()
+		if held != nil && end.failed != nil {
+			// Keep the subject's last observation as evidence.
+			if err := s.rec.w.Observe(*held); err != nil {
+				return s.rec.fail(err, s.ready, s.phase)
+			}
+			s.open = false
+		}
+		return end
+	}
+	for {
+		m, err := s.next()
+		if errors.Is(err, io.EOF) {
+			return s.endOfStream(pctx, held)
+		}
+		if err != nil {
+			return fail(s.readEnd(pctx, err))
+		}
+		switch m := m.(type) {
+		case control.Diagnostic:
+			if held != nil {
+				return fail(s.afterFinal(m))
+			}
+			if diags++; diags > maxDiagnostics {
+				return fail(tooManyDiagnostics(true, s.phase, s.input))
+			}
+			if err := s.rec.w.Diagnostic(diagnosticRecord(m)); err != nil {
+				return s.recordEnd(err)
+			}
+		case control.Observation:
+			if held != nil {
+				return fail(s.afterFinal(m))
+			}
+			if m.Process != nil && m.Process.State == control.ProcessExited {
+				// Exit evidence is the OS's to give (seed 000).
+				return fail(lifecycleEnding(true, s.phase, violExited, m.Kind(), s.input,
+					"the subject's observation reports its own exit; only the adapter observes that"))
+			}
+			o := observationRecord(&m)
+			if stop {
+				held = &o
+				continue
+			}
+			if err := s.rec.w.Observe(o); err != nil {
+				return s.recordEnd(err)
+			}
+			s.open = false
+			return nil
+		case control.RunFinished:
+			return s.terminal(pctx, &m.Exit, nil, held)
+		case control.RunFailed:
+			return s.terminal(pctx, nil, &m.Error, held)
+		default:
+			return fail(s.misplaced(m))
+		}
+	}
+}
+
+func (s *session) afterFinal(m control.Message) *ending {
+	return lifecycleEnding(true, s.phase, violAfterFinal, m.Kind(), s.input,
+		fmt.Sprintf("the subject sent %s after the stop drain's final observation", m.Kind()))
+}
+
+// terminal handles run.finished (claim) or run.failed (failure): nothing
+// may follow it, so the stream is read to its end; then the OS exit is
+// awaited and recorded.
+func (s *session) terminal(pctx context.Context, claim *control.Exit, failure *control.Failure, held *transcript.Observation) *ending {
+	m, err := s.next()
+	if err == nil {
+		s.kill()
+		return s.flushHeld(held, lifecycleEnding(s.ready, s.phase, violAfterTerminal, m.Kind(), s.input,
+			fmt.Sprintf("the subject sent %s after its terminal message", m.Kind())))
+	}
+	if !errors.Is(err, io.EOF) {
+		return s.flushHeld(held, s.readEnd(pctx, err))
+	}
+	exit, end := s.waitExit(pctx)
+	if end != nil {
+		return s.flushHeld(held, end)
+	}
+	return s.exitWith(exit, held, claim, failure)
+}
+
+func (s *session) flushHeld(held *transcript.Observation, end *ending) *ending {
+	if held == nil || end.failed == nil || !s.open {
+		return end
+	}
+	if err := s.rec.w.Observe(*held); err != nil {
+		return s.rec.fail(err, s.ready, s.phase)
+	}
+	s.open = false
+	return end
+}
+
+// endOfStream is the subject closing its stdout without a terminal
+// message: it exited (or is about to). Its OS exit ends the run.
+func (s *session) endOfStream(pctx context.Context, held *transcript.Observation) *ending {
+	exit, end := s.waitExit(pctx)
+	if end != nil {
+		return s.flushHeld(held, end)
+	}
+	return s.exitWith(exit, held, nil, nil)
+}
+
+// exitedInHandshake is end of stream before any handshake reply.
+func (s *session) exitedInHandshake(pctx context.Context) *ending {
+	exit, end := s.waitExit(pctx)
+	if end != nil {
+		return end
+	}
+	e := lifecycleEnding(false, s.phase, violExitedInStart, "", 0, "the subject exited before replying to session.hello")
+	*e.failed.Details = canon.ObjectValue(append(e.failed.Details.Members, canon.M("exit", osExit(exit).Value()))...)
+	return e
+}
+
+// waitExit waits for the OS-observed exit within the phase deadline; on
+// expiry the tree is killed and the run fails without an exit record.
+func (s *session) waitExit(pctx context.Context) (sandbox.Exit, *ending) {
+	stop := context.AfterFunc(pctx, s.kill)
+	exit, err := s.proc.Wait()
+	if !stop() {
+		<-pctx.Done()
+		return exit, s.abort(context.Cause(pctx), "exit")
+	}
+	if err != nil || (exit.InitLost && !exit.Killed) {
+		d := details{}.str("failure", FailureExitUnknown).str("phase", s.phase)
+		return exit, failedEnding(startCode(s.ready), "the subject's end could not be observed", d)
+	}
+	s.exit = &exit
+	return exit, nil
+}
+
+// exitWith records the end of a subject whose OS exit is known. The
+// OS-observed exit is authoritative: a different claim adds the
+// exit-record-mismatch diagnostic. In an open epoch the exit is recorded
+// as an exited-process observation closing it: the stop drain's held
+// final observation carrying the OS exit, or upstream's synthesized empty
+// one. While idle the transcript admits neither a diagnostic nor an
+// observation, so only the terminal record carries the exit.
+func (s *session) exitWith(exit sandbox.Exit, held *transcript.Observation, claim *control.Exit, failure *control.Failure) *ending {
+	observed := osExit(exit)
+	if s.open {
+		if claim != nil && wireExit(*claim) != observed {
+			d := details{}.val("claimed", wireExit(*claim).Value()).val("observed", observed.Value())
+			err := s.rec.w.Diagnostic(transcript.Diagnostic{Code: "exit-record-mismatch",
+				Message: "the subject's claimed exit differs from the exit the OS observed; the OS exit is recorded",
+				Details: d.value()})
+			if err != nil {
+				return s.rec.fail(err, s.ready, s.phase)
+			}
+		}
+		o := exitedObservation(observed)
+		if held != nil {
+			o = *held
+			o.Process = &transcript.Process{Exited: true, Exit: observed}
+		}
+		if err := s.rec.w.Observe(o); err != nil {
+			return s.rec.fail(err, s.ready, s.phase)
+		}
+		s.open = false
+	}
+	if failure != nil {
+		// Subject-reported failures keep the subject's own error code.
+		return &ending{failed: &transcript.Failure{Code: failure.Code, Message: failure.Message, Details: failure.Details}}
+	}
+	return &ending{finished: &observed}
+}
+
+// readEnd turns a read error into the run's ending.
+func (s *session) readEnd(pctx context.Context, err error) *ending {
+	s.kill()
+	if ce, ok := errors.AsType[*control.Error](err); ok {
+		return malformedEnding(s.ready, s.phase, s.input, ce)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		<-pctx.Done()
+		during := "read"
+		if s.unreadInput() {
+			during = "write"
+		}
+		return s.abort(context.Cause(pctx), during)
+	}
+	return &ending{host: fmt.Errorf("read the subject's stdout: %w", err)}
+}
+
+// writeEnd turns a write error into the run's ending, or nil when the
+// subject's stdin is closed (EPIPE): it has exited or is exiting, and the
+// read that follows finds out how.
+func (s *session) writeEnd(pctx context.Context, err error) *ending {
+	if errors.Is(err, unix.EPIPE) {
+		return nil
+	}
+	s.kill()
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		<-pctx.Done()
+		return s.abort(context.Cause(pctx), "write")
+	}
+	return &ending{host: fmt.Errorf("write the subject's stdin: %w", err)}
+}
+
+func (s *session) abort(cause error, during string) *ending {
+	s.kill()
+	return abortEnding(cause, s.ready, s.phase, during, s.input, s.lim)
+}

@@ -1,0 +1,38 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// InterruptContext returns a context that is cancelled, with an
+// *Interrupted cause, when the process receives SIGINT or SIGTERM. Run
+// then kills the subject, records run.failed naming the signal, and
+// returns. Call stop to restore the default signal behaviour.
+func InterruptContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case s := <-ch:
+			name := "INT"
+			if s == syscall.SIGTERM {
+				name = "TERM"
+			}
+			cancel(&Interrupted{Signal: name})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		<-finished
+		cancel(context.Canceled)
+	}
+}
