@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's main command: run the bundled example under the sandbox,
+# print its receipts, validate its transcript. `make example` runs it after
+# `make build`. Needs root for the os tier; without it --isolation auto
+# downgrades and says so on stderr.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=bin/termverify-sandbox
+[ -x "$BIN" ] || { echo "example: $BIN missing; run make build" >&2; exit 2; }
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+# The subject is a plain program in the mapped root: the sandbox binds it
+# read-write at /sandbox, its working directory.
+CGO_ENABLED=0 go build -trimpath -o "$root/echo-subject" ./examples/echo-subject
+mkdir -p out
+
+set -x
+"$BIN" run --request examples/request.json --inputs examples/inputs.jsonl \
+	--root app="$root" --transcript out/example.jsonl --evidence out/example.evidence.json \
+	-- ./echo-subject
+"$BIN" receipts out/example.jsonl
+"$BIN" validate out/example.jsonl
