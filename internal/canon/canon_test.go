@@ -216,3 +216,32 @@ func FuzzDecode(f *testing.F) {
 		checkAgainstJCS(t, line)
 	})
 }
+
+// benchLine is a typical observation record: a frame of 80x24 text, a few
+// regions and events.
+func benchLine() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"id":"record-0042","kind":"observation","payload":{"at_ms":250,"events":[{"data":{"chunk":"hello"},"type":"terminal.output"}],"frame":{"columns":80,"lines":[`)
+	for i := 0; i < 24; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + strings.Repeat("x", 70) + `          "`)
+	}
+	b.WriteString(`],"rows":24},"state":{"buffer":"hello","size":[80,24],"time":250},"ui":{"cursor":{"column":5,"row":0,"visible":true},"focus":"main","mode":null,"regions":[{"bounds":{"column":0,"columns":80,"row":0,"rows":24},"id":"main","role":"editor"}]}},"protocol":"termverify.transcript/v1","run_id":"bench","seq":42}`)
+	return b.Bytes()
+}
+
+func BenchmarkDecode(b *testing.B) {
+	line := benchLine()
+	if _, canonical, err := Decode(line); err != nil || !canonical {
+		b.Fatalf("bench line: canonical %v, %v", canonical, err)
+	}
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Decode(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

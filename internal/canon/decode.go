@@ -113,7 +113,8 @@ func Decode(line []byte) (v Value, canonical bool, err error) {
 		}
 		return Value{}, false, &Error{Rule: RuleUTF8, Offset: off, Detail: "invalid UTF-8"}
 	}
-	d := decoder{data: line, canonical: true}
+	d := decoder{data: line, canonical: true,
+		itemStack: make([]Value, 0, 32), memberStack: make([]Member, 0, 32)}
 	v, err = d.value(0)
 	if err != nil {
 		return Value{}, false, err
@@ -134,6 +135,9 @@ type decoder struct {
 	values    int
 	strBytes  int
 	canonical bool
+
+	itemStack   []Value  // items of the arrays being decoded, innermost last
+	memberStack []Member // members of the objects being decoded, innermost last
 }
 
 func (d *decoder) errf(rule, format string, args ...any) *Error {
@@ -216,12 +220,16 @@ func (d *decoder) object(depth int) (Value, error) {
 		return Value{}, d.errf(RuleDepth, "nesting deeper than %d", MaxDepth)
 	}
 	d.pos++ // '{'
-	members := []Member{}
+	// Members collect on a stack shared by every object being decoded and
+	// are copied out once, sized exactly: one allocation per object instead
+	// of one per doubling.
+	base := len(d.memberStack)
+	defer func() { d.memberStack = d.memberStack[:base] }()
 	var index map[string]struct{} // built once an object grows past a few members
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
-		return Value{Kind: Object, Members: members}, nil
+		return Value{Kind: Object, Members: []Member{}}, nil
 	}
 	for {
 		d.skipSpace()
@@ -233,6 +241,7 @@ func (d *decoder) object(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
+		members := d.memberStack[base:]
 		if index == nil && len(members) >= 8 {
 			index = make(map[string]struct{}, 2*len(members))
 			for i := range members {
@@ -269,7 +278,7 @@ func (d *decoder) object(depth int) (Value, error) {
 		if len(members) == MaxItems {
 			return Value{}, d.errf(RuleItems, "object has more than %d members", MaxItems)
 		}
-		members = append(members, Member{Key: key, Value: val})
+		d.memberStack = append(d.memberStack, Member{Key: key, Value: val})
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return Value{}, d.errf(RuleSyntax, "unexpected end of input in object")
@@ -279,7 +288,7 @@ func (d *decoder) object(depth int) (Value, error) {
 			d.pos++
 		case '}':
 			d.pos++
-			return Value{Kind: Object, Members: members}, nil
+			return Value{Kind: Object, Members: append([]Member(nil), d.memberStack[base:]...)}, nil
 		default:
 			return Value{}, d.errf(RuleSyntax, "expected ',' or '}' in object")
 		}
@@ -291,21 +300,22 @@ func (d *decoder) array(depth int) (Value, error) {
 		return Value{}, d.errf(RuleDepth, "nesting deeper than %d", MaxDepth)
 	}
 	d.pos++ // '['
-	items := []Value{}
+	base := len(d.itemStack)
+	defer func() { d.itemStack = d.itemStack[:base] }()
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
-		return Value{Kind: Array, Items: items}, nil
+		return Value{Kind: Array, Items: []Value{}}, nil
 	}
 	for {
 		val, err := d.value(depth)
 		if err != nil {
 			return Value{}, err
 		}
-		if len(items) == MaxItems {
+		if len(d.itemStack)-base == MaxItems {
 			return Value{}, d.errf(RuleItems, "array has more than %d items", MaxItems)
 		}
-		items = append(items, val)
+		d.itemStack = append(d.itemStack, val)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return Value{}, d.errf(RuleSyntax, "unexpected end of input in array")
@@ -315,7 +325,7 @@ func (d *decoder) array(depth int) (Value, error) {
 			d.pos++
 		case ']':
 			d.pos++
-			return Value{Kind: Array, Items: items}, nil
+			return Value{Kind: Array, Items: append([]Value(nil), d.itemStack[base:]...)}, nil
 		default:
 			return Value{}, d.errf(RuleSyntax, "expected ',' or ']' in array")
 		}
