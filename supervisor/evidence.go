@@ -71,6 +71,7 @@ type StderrEvidence struct {
 type evidence struct {
 	Evidence
 	start, last time.Time
+	sandboxes   []string
 }
 
 func newEvidence(req *Request) *evidence {

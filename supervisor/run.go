@@ -22,6 +22,9 @@ type Result struct {
 	Records int                 // records written
 	// Downgrades lists what --isolation auto took below the os tier.
 	Downgrades []string
+	// Sandboxes are the ids of the sandboxes started (state directory and
+	// cgroup names), for correlating with host logs; never in the transcript.
+	Sandboxes []string
 }
 
 // Refusal is a run.unsupported.
@@ -99,7 +102,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	ev.mark("commit")
-	res.Downgrades = ev.Downgrades
+	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
 	if req.EvidencePath != "" {
 		ev.finish(res.Outcome)
 		if err := ev.write(req.EvidencePath); err != nil {

@@ -1,0 +1,300 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// env is what the whole test binary shares: the example subjects built
+// once into a root every case maps read-write (none of them writes), and a
+// state directory of its own so leftovers are visible.
+var env struct {
+	root, stateDir string
+	buildErr       error
+	mu             sync.Mutex
+	sandboxes      []string
+}
+
+// TestMain makes the test binary a sandbox binary too, as runc's
+// integration/init_test.go does: libcontainer re-executes it with argv[1]
+// == "init", and the sandbox's PID 1 is it in reaper mode. A third mode,
+// the supervisor child, lets the signal tests SIGTERM and SIGKILL a real
+// supervisor process.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case sandbox.InitArg:
+			sandbox.LibcontainerInit()
+		case sandbox.ReaperArg:
+			sandbox.ReaperMain()
+		}
+	}
+	if os.Getenv(childEnv) != "" {
+		os.Exit(supervisorChild())
+	}
+	// libcontainer leaves a locked thread in each container's mount
+	// namespace; keep the main goroutine's thread out of that.
+	runtime.LockOSThread()
+	dir, err := os.MkdirTemp("", "supervisor-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	env.root, env.stateDir = filepath.Join(dir, "root"), filepath.Join(dir, "state")
+	env.buildErr = buildSubjects(env.root)
+	base := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		code = checkGoroutines(base)
+	}
+	if code == 0 && os.Geteuid() == 0 {
+		if leaks := ourLeaks(); len(leaks) > 0 {
+			fmt.Fprintf(os.Stderr, "leftovers after the tests:\n  %s\n", strings.Join(leaks, "\n  "))
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ourLeaks is sandboxtest.Leaks narrowed to the sandboxes these tests
+// started: other supervisors (other packages' tests) may run on the host
+// at the same time, and their live cgroups are not our leftovers.
+func ourLeaks() []string {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	var out []string
+	for _, l := range sandboxtest.Leaks(env.stateDir, leakMarker) {
+		if !strings.HasPrefix(l, "cgroup ") || slices.Contains(env.sandboxes, filepath.Base(l)) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// noteSandboxes remembers the ids a run started, for ourLeaks.
+func noteSandboxes(ids []string) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	env.sandboxes = append(env.sandboxes, ids...)
+}
+
+// leakMarker is an extra argument every test subject gets (the subjects
+// ignore it), so a surviving process is findable by its command line.
+const leakMarker = "tv-supervisor-test-subject"
+
+// checkGoroutines is the leak check: once every run has returned, no
+// goroutine of ours may be left (a few runtime ones come and go).
+func checkGoroutines(base int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base+1 {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			fmt.Fprintf(os.Stderr, "goroutine leak: %d goroutines, %d at start\n%s\n", n, base, buf)
+			return 1
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func buildSubjects(root string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"echo-subject", "probe-subject"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(root, name), "../examples/"+name)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", name, err, out)
+		}
+	}
+	py, err := os.ReadFile("../examples/upstream-subject/subject.py")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "subject.py"), py, 0o755)
+}
+
+// needSandbox skips a test that needs root and the example subjects.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	sandboxtest.RequireRoot(t)
+	if env.buildErr != nil {
+		t.Fatalf("example subjects: %v", env.buildErr)
+	}
+}
+
+// exampleRequest is the bundled example (examples/request.json) with short
+// deadlines, mapped to the shared root, subject echo-subject with args.
+func exampleRequest(t *testing.T, args ...string) Request {
+	t.Helper()
+	rf, err := ReadRunFile("../examples/request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../examples/inputs.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inputs, err := ParseInputs(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Request{
+		RunID: rf.RunID, Config: rf.Config, Subject: rf.Subject, Inputs: inputs,
+		Args:      append([]string{"./echo-subject"}, withMarker(args)...),
+		Roots:     map[string]string{"app": env.root},
+		Isolation: receipts.IsolationAuto,
+		Limits:    sandbox.Limits{MemoryBytes: 256 << 20, Pids: 128},
+		StateDir:  env.stateDir,
+		Deadlines: Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second},
+		Logf:      t.Logf,
+	}
+}
+
+// withMarker adds leakMarker to a misbehaviour mode's arguments where
+// echo-subject ignores it: not as the mode itself, not after "hello".
+func withMarker(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return nil
+	case args[len(args)-1] == "hello":
+		return append(append(slices.Clone(args[:len(args)-1]), leakMarker), "hello")
+	}
+	return append(slices.Clone(args), leakMarker)
+}
+
+// outcome is one finished run as the tests look at it.
+type outcome struct {
+	res   Result
+	data  []byte
+	tr    *transcript.Transcript
+	kinds []string
+}
+
+// runCase runs req into a transcript file in a temp dir, checks that the
+// transcript validates, and returns it parsed.
+func runCase(t *testing.T, req Request) outcome {
+	t.Helper()
+	dir := t.TempDir()
+	req.TranscriptPath = filepath.Join(dir, "transcript.jsonl")
+	res, err := Run(context.Background(), req)
+	noteSandboxes(res.Sandboxes)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	data, err := os.ReadFile(req.TranscriptPath)
+	if err != nil {
+		t.Fatalf("transcript: %v", err)
+	}
+	tr, err := transcript.Parse(data)
+	if err != nil {
+		t.Fatalf("transcript does not validate: %v\n%s", err, data)
+	}
+	var kinds []string
+	for _, r := range tr.Records {
+		kinds = append(kinds, r.Kind)
+	}
+	if got := tr.Terminal(); got != res.Outcome {
+		t.Fatalf("Result.Outcome %s, transcript ends with %s", res.Outcome, got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files beside the transcript: %v", ents)
+	}
+	return outcome{res: res, data: data, tr: tr, kinds: kinds}
+}
+
+// terminal returns the terminal record's payload.
+func (o outcome) terminal() *canon.Value { return o.tr.Records[len(o.tr.Records)-1].Payload() }
+
+// detail returns run.failed's error.details member as text ("" if absent).
+func (o outcome) detail(name string) string {
+	e, ok := o.terminal().Get("error")
+	if !ok {
+		return ""
+	}
+	d, ok := e.Get("details")
+	if !ok {
+		return ""
+	}
+	v, ok := d.Get(name)
+	if !ok {
+		return ""
+	}
+	if v.Kind == canon.String {
+		return v.Str
+	}
+	b, _ := canon.Marshal(v)
+	return string(b)
+}
+
+func (o outcome) errorCode() string {
+	e, ok := o.terminal().Get("error")
+	if !ok {
+		return ""
+	}
+	c, _ := e.Get("code")
+	return c.Str
+}
+
+func (o outcome) count(kind string) int {
+	n := 0
+	for _, k := range o.kinds {
+		if k == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// lastObservation returns the last observation payload, or nil.
+func (o outcome) lastObservation() *canon.Value {
+	for i := len(o.tr.Records) - 1; i >= 0; i-- {
+		if o.tr.Records[i].Kind == transcript.KindObservation {
+			return o.tr.Records[i].Payload()
+		}
+	}
+	return nil
+}
+
+func jsonText(v *canon.Value) string {
+	if v == nil {
+		return "<none>"
+	}
+	b, _ := canon.Marshal(v)
+	return string(b)
+}
+
+// tierOf returns constraint c's receipt as "tier" or "unsupported".
+func (o outcome) tierOf(c receipts.Constraint) string {
+	for _, r := range o.tr.Receipts() {
+		if r.Constraint == c {
+			if r.Status == receipts.Unsupported {
+				return "unsupported"
+			}
+			return string(r.Tier)
+		}
+	}
+	return "none"
+}
