@@ -178,8 +178,9 @@ func decodeAll(lines [][]byte) ([]Record, *Error) {
 	canonical := make([]bool, len(lines))
 	errs := make([]error, len(lines))
 	decode := func(lo, hi int) {
+		var dec canon.Decoder
 		for i := lo; i < hi; i++ {
-			v, ok, err := canon.Decode(lines[i])
+			v, ok, err := dec.Decode(lines[i])
 			if err != nil {
 				errs[i] = err
 				return // later lines of this chunk cannot be the first error

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gowebpki/jcs"
 )
@@ -56,6 +57,10 @@ func Quote(s string) string {
 	return strconv.Quote(s)
 }
 
+// plain reports whether a string scanner can pass over c: everything but
+// the quote, the backslash and the control characters.
+func plain(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' }
+
 // LexicalDepth returns the deepest simultaneous nesting of '[' and '{'
 // counted outside strings, without decoding (so it is safe on any bytes).
 // It stops counting once the depth passes limit and returns that depth.
@@ -65,7 +70,17 @@ func LexicalDepth(line []byte, limit int) int {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		if inString {
-			switch c {
+			// Jump to the next quote or backslash; everything between is
+			// string content and cannot nest.
+			j := i
+			for j < len(line) && plain(line[j]) {
+				j++
+			}
+			if j >= len(line) {
+				break
+			}
+			i = j
+			switch line[i] {
 			case '\\':
 				i++
 			case '"':
@@ -102,6 +117,19 @@ func LexicalDepth(line []byte, limit int) int {
 // the decoded value; it is computed in the same pass, and proven against
 // github.com/gowebpki/jcs by this package's fuzz tests.
 func Decode(line []byte) (v Value, canonical bool, err error) {
+	var dec Decoder
+	return dec.Decode(line)
+}
+
+// Decoder decodes one line after another, reusing its scratch space
+// between calls; use one per goroutine. The zero Decoder is ready to use.
+type Decoder struct {
+	items   []Value
+	members []Member
+}
+
+// Decode is the package-level Decode, reusing dec's scratch space.
+func (dec *Decoder) Decode(line []byte) (v Value, canonical bool, err error) {
 	if !utf8.Valid(line) {
 		off := 0
 		for off < len(line) {
@@ -113,9 +141,13 @@ func Decode(line []byte) (v Value, canonical bool, err error) {
 		}
 		return Value{}, false, &Error{Rule: RuleUTF8, Offset: off, Detail: "invalid UTF-8"}
 	}
-	d := decoder{data: line, canonical: true,
-		itemStack: make([]Value, 0, 32), memberStack: make([]Member, 0, 32)}
+	d := decoder{data: line, src: string(line), canonical: true,
+		itemStack: dec.items[:0], memberStack: dec.members[:0]}
 	v, err = d.value(0)
+	// Keep the grown stacks, cleared so they pin no decoded values.
+	clear(d.itemStack[:cap(d.itemStack)])
+	clear(d.memberStack[:cap(d.memberStack)])
+	dec.items, dec.members = d.itemStack[:0], d.memberStack[:0]
 	if err != nil {
 		return Value{}, false, err
 	}
@@ -131,6 +163,7 @@ func Decode(line []byte) (v Value, canonical bool, err error) {
 
 type decoder struct {
 	data      []byte
+	src       string // one copy of data: unescaped strings and keys are substrings of it
 	pos       int
 	values    int
 	strBytes  int
@@ -338,8 +371,12 @@ func (d *decoder) str() (string, error) {
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
+		if plain(c) {
+			i++
+			continue
+		}
 		if c == '"' {
-			s := string(d.data[start:i])
+			s := d.src[start:i]
 			d.pos = i + 1
 			return s, d.countString(len(s))
 		}
@@ -369,20 +406,36 @@ func (d *decoder) countString(n int) error {
 
 // strSlow decodes a string that has escapes; i is the first backslash.
 func (d *decoder) strSlow(start, i int) (string, error) {
-	buf := make([]byte, 0, i-start+16)
+	// The decoded string is never longer than its raw text: size the buffer
+	// once from the closing quote, so escape-led strings do not regrow.
+	end := i
+	for end < len(d.data) && d.data[end] != '"' {
+		if d.data[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	buf := make([]byte, 0, min(end, len(d.data))-start)
 	buf = append(buf, d.data[start:i]...)
 	for i < len(d.data) {
 		c := d.data[i]
 		switch {
 		case c == '"':
 			d.pos = i + 1
-			return string(buf), d.countString(len(buf))
+			// buf is never written again: no second copy.
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), d.countString(len(buf))
 		case c < 0x20:
 			d.pos = i
 			return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
 		case c != '\\':
-			buf = append(buf, c)
-			i++
+			// Copy the whole run of plain bytes up to the next quote,
+			// backslash or control character at once.
+			j := i + 1
+			for j < len(d.data) && plain(d.data[j]) {
+				j++
+			}
+			buf = append(buf, d.data[i:j]...)
+			i = j
 			continue
 		}
 		// An escape.
