@@ -398,3 +398,96 @@ func TestUsage(t *testing.T) {
 		t.Error("bad run id accepted")
 	}
 }
+
+// Wire lines for the shell subjects of TestImprovements.
+const (
+	readyLine  = `{"protocol":"termverify.control/v1","kind":"session.ready","payload":{"observation":{"state":null,"ui":{"regions":[],"cursor":{"column":0,"row":0,"visible":false}},"events":[]}}}`
+	obsLine    = `{"protocol":"termverify.control/v1","kind":"observation","payload":{"state":null,"ui":{"regions":[{"id":"r","role":"log","column":0,"row":0,"columns":2,"rows":1}],"cursor":{"column":0,"row":0,"visible":false}},"events":[]}}`
+	diagLine   = `{"protocol":"termverify.control/v1","kind":"diagnostic","payload":{"code":"note","message":"m"}}`
+	unsupLine  = `{"protocol":"termverify.control/v1","kind":"session.unsupported","payload":{"constraint":"locale","code":"constraint-unsupported","message":"no locales here"}}`
+	finishLine = `{"protocol":"termverify.control/v1","kind":"run.finished","payload":{"exit":{"kind":"code","value":0}}}`
+)
+
+// TestImprovements covers ADAPTER-RULES.md's "where ours must be better"
+// items that the echo subject's modes do not, with small shell subjects.
+func TestImprovements(t *testing.T) {
+	needSandbox(t)
+	cases := []struct {
+		name   string
+		script string
+		edit   func(*Request)
+		check  func(t *testing.T, o outcome)
+	}{
+		{"4: a very long digit string is peer-malformed",
+			`read h; echo '` + readyLine + `'; read i; printf '%s' '{"protocol":"termverify.control/v1","kind":"observation","payload":{"state":{"n":'; head -c 200000 /dev/zero | tr '\0' 1; echo '},"ui":{"regions":[],"cursor":{"column":0,"row":0,"visible":false}},"events":[]}}'; sleep 5`,
+			nil, func(t *testing.T, o outcome) {
+				if o.detail("failure") != FailureMalformed {
+					t.Errorf("got %s", jsonText(o.terminal()))
+				}
+			}},
+		{"5: the epoch deadline bounds the whole epoch, not each message",
+			`read h; echo '` + readyLine + `'; read i; while :; do echo '` + diagLine + `'; sleep 0.2; done`,
+			func(r *Request) { r.Deadlines.Epoch = time.Second }, func(t *testing.T, o outcome) {
+				if o.detail("failure") != FailureEpoch || o.detail("during") != "read" || o.count(transcript.KindDiagnostic) > 10 {
+					t.Errorf("got %s after %d diagnostics", jsonText(o.terminal()), o.count(transcript.KindDiagnostic))
+				}
+			}},
+		{"6: diagnostics before session.unsupported are peer-lifecycle",
+			`read h; echo '` + diagLine + `'; echo '` + unsupLine + `'`,
+			nil, func(t *testing.T, o outcome) {
+				if o.errorCode() != transcript.CodeAdapterStartFailed || o.detail("violation") != violDiagBeforeReply || o.count(transcript.KindCapability) != 7 {
+					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
+				}
+			}},
+		{"session.unsupported alone is the truer record: the refused receipt unsupported",
+			`read h; echo '` + unsupLine + `'`,
+			nil, func(t *testing.T, o outcome) {
+				want := []string{"run.started", "capability.result", "capability.result", "capability.result", "run.unsupported"}
+				if !slices.Equal(o.kinds, want) || o.tierOf(receipts.Locale) != "unsupported" || o.res.Refusal.Code != "constraint-unsupported" {
+					t.Errorf("records %v, refusal %+v", o.kinds, o.res.Refusal)
+				}
+			}},
+		{"2: traffic after a terminal message is peer-lifecycle",
+			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; read s; echo '` + finishLine + `'; echo '` + diagLine + `'`,
+			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}} }, func(t *testing.T, o outcome) {
+				if o.detail("violation") != violAfterTerminal {
+					t.Errorf("got %s", jsonText(o.terminal()))
+				}
+			}},
+		{"a terminal message while idle ends the run truthfully",
+			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; echo '` + finishLine + `'`,
+			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}} }, func(t *testing.T, o outcome) {
+				if o.res.Outcome != transcript.KindRunFinished {
+					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
+				}
+			}},
+		{"1: exit while idle is run.finished with the OS exit",
+			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; exit 5`,
+			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}} }, func(t *testing.T, o outcome) {
+				if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Code != 5 {
+					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := exampleRequest(t)
+			req.Args = []string{"/bin/sh", "-c", tc.script, leakMarker}
+			if tc.edit != nil {
+				tc.edit(&req)
+			}
+			tc.check(t, runCase(t, req))
+		})
+	}
+	t.Run("7: a setsid daemon does not survive the run", func(t *testing.T) {
+		t.Parallel()
+		o := runCase(t, exampleRequest(t, "daemon"))
+		if !o.res.Succeeded() {
+			t.Fatalf("result %+v", o.res)
+		}
+		if pids := waitGone("__echo-subject-daemon-sleep", 2*time.Second); len(pids) > 0 {
+			t.Errorf("daemon survived: %v", pids)
+		}
+	})
+}
