@@ -456,14 +456,18 @@ func TestImprovements(t *testing.T) {
 			}},
 		{"a terminal message while idle ends the run truthfully",
 			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; echo '` + finishLine + `'`,
-			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}} }, func(t *testing.T, o outcome) {
+			func(r *Request) {
+				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+			}, func(t *testing.T, o outcome) {
 				if o.res.Outcome != transcript.KindRunFinished {
 					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
 				}
 			}},
 		{"1: exit while idle is run.finished with the OS exit",
 			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; exit 5`,
-			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}} }, func(t *testing.T, o outcome) {
+			func(r *Request) {
+				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+			}, func(t *testing.T, o outcome) {
 				if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Code != 5 {
 					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
 				}
