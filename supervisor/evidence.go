@@ -49,9 +49,12 @@ type Evidence struct {
 
 	Stderr *StderrEvidence `json:"stderr,omitempty"`
 
-	SupervisorMaxRSSBytes int64    `json:"supervisor_max_rss_bytes"`
-	SweptStale            []string `json:"swept_stale,omitempty"` // dead supervisors' sandboxes removed first
-	TeardownError         string   `json:"teardown_error,omitempty"`
+	SupervisorMaxRSSBytes int64 `json:"supervisor_max_rss_bytes"`
+	// SupervisorCPUMicros is the supervisor's own CPU time (user+system,
+	// children excluded) for the whole run.
+	SupervisorCPUMicros int64    `json:"supervisor_cpu_us"`
+	SweptStale          []string `json:"swept_stale,omitempty"` // dead supervisors' sandboxes removed first
+	TeardownError       string   `json:"teardown_error,omitempty"`
 }
 
 // Phase is one step of the run and its wall-clock duration.
@@ -132,6 +135,7 @@ func (e *evidence) finish(outcome string) {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
 		e.SupervisorMaxRSSBytes = ru.Maxrss * 1024
+		e.SupervisorCPUMicros = ru.Utime.Nano()/1000 + ru.Stime.Nano()/1000
 	}
 }
 

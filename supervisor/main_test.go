@@ -185,6 +185,19 @@ func withMarker(args []string) []string {
 	return append(slices.Clone(args), leakMarker)
 }
 
+// benchRequest is the example request for benchmarks (no *testing.T).
+func benchRequest(iso receipts.Isolation, inputs []transcript.Input, out string) Request {
+	rf, err := ReadRunFile("../examples/request.json")
+	if err != nil {
+		panic(err)
+	}
+	return Request{
+		RunID: rf.RunID, Config: rf.Config, Subject: rf.Subject, Inputs: inputs,
+		Args: []string{"./echo-subject"}, Roots: map[string]string{"app": env.root},
+		Isolation: iso, StateDir: env.stateDir, TranscriptPath: out,
+	}
+}
+
 // outcome is one finished run as the tests look at it.
 type outcome struct {
 	res   Result

@@ -1,0 +1,41 @@
+package supervisor
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// BenchmarkEpochs measures whole runs of 4,900 epochs (the most a
+// transcript holds) with the Go echo subject; it reports epochs/s.
+func BenchmarkEpochs(b *testing.B) {
+	for _, iso := range []receipts.Isolation{receipts.IsolationNone, receipts.IsolationOS} {
+		b.Run(string(iso), func(b *testing.B) {
+			if env.buildErr != nil {
+				b.Fatal(env.buildErr)
+			}
+			const n = 4900
+			inputs := make([]transcript.Input, n)
+			for i := range inputs {
+				inputs[i] = transcript.Key{Keys: []string{"Control", "c"}}
+			}
+			dir := b.TempDir()
+			var epochs int
+			for b.Loop() {
+				req := benchRequest(iso, inputs, filepath.Join(dir, "t.jsonl"))
+				// A small terminal: the echo subject draws a full frame in
+				// every observation, and its size is the subject's cost.
+				req.Config.Terminal.Columns, req.Config.Terminal.Rows = 20, 2
+				res, err := Run(context.Background(), req)
+				if err != nil || !res.Succeeded() {
+					b.Fatalf("%v %+v", err, res)
+				}
+				epochs += n
+			}
+			b.ReportMetric(float64(epochs)/b.Elapsed().Seconds(), "epochs/s")
+		})
+	}
+}
