@@ -10,6 +10,7 @@ BIN=bin/termverify-sandbox
 [ -x "$BIN" ] || { echo "example: $BIN missing; run make build" >&2; exit 2; }
 
 root=$(mktemp -d)
+chmod 755 "$root" # the subject runs as an unprivileged user inside
 trap 'rm -rf "$root"' EXIT
 # The subject is a plain program in the mapped root: the sandbox binds it
 # read-write at /sandbox, its working directory.
