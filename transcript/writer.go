@@ -93,7 +93,13 @@ func (w *Writer) Start(cfg config.Config, subj Subject) error {
 // (they come in receipts.Constraints() order). The effective value is the
 // configured one, as the protocol requires. d is required for the
 // delivered tier and forbidden otherwise.
-func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *Delivery) error {
+//
+// ext adds uninterpreted x- members (for example "x-mechanism" naming the
+// OS mechanism of an os-tier receipt); a member not named x-... is refused.
+func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *Delivery, ext ...canon.Member) error {
+	if err := checkExtensions(ext); err != nil {
+		return err
+	}
 	eff, _ := w.cfg.Member(string(c))
 	m := []canon.Member{
 		canon.M("constraint", canon.StringValue(string(c))),
@@ -104,7 +110,19 @@ func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *Delivery)
 	if d != nil {
 		m = append(m, canon.M("delivery", d.Value()))
 	}
+	m = append(m, ext...)
 	return w.emit(KindCapability, canon.ObjectValue(m...))
+}
+
+// checkExtensions refuses extension members whose names are not x-...:
+// the payload member sets are closed, and only x- members are free.
+func checkExtensions(ext []canon.Member) error {
+	for _, m := range ext {
+		if !config.IsExtension(m.Key) {
+			return fmt.Errorf("transcript: extension member %s must start with x-", canon.Quote(m.Key))
+		}
+	}
+	return nil
 }
 
 // Unsupported writes an unsupported capability result for the next
@@ -144,8 +162,15 @@ func (w *Writer) Input(in Input) error {
 
 // Finish writes run.finished with the subject's exit. An exited-process
 // observation, if one was written, must report the same exit.
-func (w *Writer) Finish(exit Exit) error {
-	return w.emit(KindRunFinished, canon.ObjectValue(canon.M("exit", exit.Value())))
+//
+// ext adds uninterpreted x- members, for example the subject's differing
+// exit claim when no epoch was open to carry an exit-record-mismatch
+// diagnostic.
+func (w *Writer) Finish(exit Exit, ext ...canon.Member) error {
+	if err := checkExtensions(ext); err != nil {
+		return err
+	}
+	return w.emit(KindRunFinished, canon.ObjectValue(append([]canon.Member{canon.M("exit", exit.Value())}, ext...)...))
 }
 
 // Fail writes run.failed. Refused only right after Unsupported, or when
