@@ -45,6 +45,7 @@ func (e *Interrupted) Error() string { return "interrupted by SIG" + e.Signal }
 // Exactly one of the fields is set.
 type ending struct {
 	finished    *transcript.Exit    // run.finished with the OS exit
+	claimed     *transcript.Exit    // a differing exit the subject claimed while idle
 	failed      *transcript.Failure // run.failed
 	unsupported *refusal            // run.unsupported, already written
 	budget      error               // a *transcript.BudgetError: FailBudget

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 
+	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -45,7 +46,7 @@ func (r *recorder) writeReceipts() error {
 	}
 	r.receipts = true
 	for _, rc := range r.outcome.Receipts {
-		if err := r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery)); err != nil {
+		if err := r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery), mechanism(rc)...); err != nil {
 			return err
 		}
 	}
@@ -61,7 +62,7 @@ func (r *recorder) refuse(out receipts.Outcome) *ending {
 		if rc.Status == receipts.Unsupported {
 			err = r.w.Unsupported(rc.Constraint, rc.Reason)
 		} else {
-			err = r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery))
+			err = r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery), mechanism(rc)...)
 		}
 		if err != nil {
 			return r.fail(err, false, "negotiation")
@@ -96,4 +97,14 @@ func delivery(d *receipts.Delivery) *transcript.Delivery {
 		return nil
 	}
 	return &transcript.Delivery{Channel: d.Channel, Env: d.Env, Cwd: d.Cwd}
+}
+
+// mechanism names an os-tier receipt's mechanism in an x-mechanism member:
+// a deterministic word (never a path, pid or namespace id), so auditors
+// see how the constraint was enforced and transcripts stay replay-comparable.
+func mechanism(rc receipts.Receipt) []canon.Member {
+	if rc.Tier != receipts.OS || rc.Mechanism == "" {
+		return nil
+	}
+	return []canon.Member{canon.M("x-mechanism", canon.StringValue(rc.Mechanism))}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -138,7 +139,11 @@ func finish(rec *recorder, end *ending) (Result, error) {
 		res.Refusal = &Refusal{Constraint: string(end.unsupported.Constraint), Code: end.unsupported.Code, Message: end.unsupported.Message}
 	case end.finished != nil:
 		res.Outcome, res.Exit = transcript.KindRunFinished, end.finished
-		err = rec.w.Finish(*end.finished)
+		var ext []canon.Member
+		if end.claimed != nil {
+			ext = append(ext, canon.M("x-claimed-exit", end.claimed.Value()))
+		}
+		err = rec.w.Finish(*end.finished, ext...)
 	case end.failed != nil:
 		res.Outcome, res.Error = transcript.KindRunFailed, end.failed
 		err = rec.w.Fail(*end.failed)

@@ -43,6 +43,16 @@ func TestExample(t *testing.T) {
 			t.Errorf("%s: tier %s, want %s", c, got, tier)
 		}
 	}
+	// os receipts name their mechanism in a deterministic x- member.
+	for _, rec := range o.tr.Records {
+		p := rec.Payload()
+		if tier, _ := p.Get("tier"); rec.Kind != transcript.KindCapability || tier == nil || tier.Str != "os" {
+			continue
+		}
+		if m, ok := p.Get("x-mechanism"); !ok || m.Str == "" {
+			t.Errorf("os receipt without x-mechanism: %s", jsonText(p))
+		}
+	}
 	envs := map[string]string{}
 	for _, r := range o.tr.Receipts() {
 		if r.Delivery != nil {
@@ -460,6 +470,18 @@ func TestImprovements(t *testing.T) {
 				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
 			}, func(t *testing.T, o outcome) {
 				if o.res.Outcome != transcript.KindRunFinished {
+					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
+				}
+			}},
+		{"an idle exit claim that differs from the OS exit is kept in x-claimed-exit",
+			// One printf, one write: the claim is already buffered when the
+			// observation closes the epoch, so it arrives while idle.
+			`read h; echo '` + readyLine + `'; read i; printf '%s\n%s\n' '` + obsLine + `' '` + strings.Replace(finishLine, `"value":0`, `"value":7`, 1) + `'`,
+			func(r *Request) {
+				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+			}, func(t *testing.T, o outcome) {
+				claimed, ok := o.terminal().Get("x-claimed-exit")
+				if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Code != 0 || !ok || jsonText(claimed) != `{"kind":"code","value":7}` {
 					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
 				}
 			}},

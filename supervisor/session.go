@@ -466,6 +466,7 @@ func (s *session) waitExit(pctx context.Context) (sandbox.Exit, *ending) {
 // observation, so only the terminal record carries the exit.
 func (s *session) exitWith(exit sandbox.Exit, held *transcript.Observation, claim *control.Exit, failure *control.Failure) *ending {
 	observed := osExit(exit)
+	wasOpen := s.open
 	if s.open {
 		if claim != nil && wireExit(*claim) != observed {
 			d := details{}.val("claimed", wireExit(*claim).Value()).val("observed", observed.Value())
@@ -490,7 +491,14 @@ func (s *session) exitWith(exit sandbox.Exit, held *transcript.Observation, clai
 		// Subject-reported failures keep the subject's own error code.
 		return &ending{failed: &transcript.Failure{Code: failure.Code, Message: failure.Message, Details: failure.Details}}
 	}
-	return &ending{finished: &observed}
+	end := &ending{finished: &observed}
+	if !wasOpen && claim != nil && wireExit(*claim) != observed {
+		// Idle: no epoch can carry the exit-record-mismatch diagnostic,
+		// so the terminal record keeps the claim in an x- member.
+		c := wireExit(*claim)
+		end.claimed = &c
+	}
+	return end
 }
 
 // readEnd turns a read error into the run's ending.
