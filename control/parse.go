@@ -36,6 +36,13 @@ import (
 // canonical spelling, so that what the supervisor records is exactly what
 // the transcript writer emits, and Parse(Encode(m)) == m holds.
 func Parse(line []byte) (Message, error) {
+	var dec canon.Decoder
+	return parse(line, &dec)
+}
+
+// parse is Parse with the caller's decoder, so a Reader reuses its
+// scratch space from message to message.
+func parse(line []byte, dec *canon.Decoder) (Message, error) {
 	body, err := unframe(line)
 	if err != nil {
 		return nil, err
@@ -45,14 +52,58 @@ func Parse(line []byte) (Message, error) {
 	if d := canon.LexicalDepth(body, canon.MaxDepth); d > canon.MaxDepth {
 		return nil, malformed(RuleDepth, "", "JSON nesting deeper than %d", canon.MaxDepth)
 	}
-	v, _, err := canon.Decode(body) // canonical spelling is not required on this wire
+	v, canonical, err := dec.Decode(body) // canonical spelling is not required on this wire
 	if err != nil {
 		if ce, ok := errors.AsType[*canon.Error](err); ok {
 			return nil, &Error{Rule: ce.Rule, Detail: fmt.Sprintf("%s (byte %d)", ce.Detail, ce.Offset), Class: PeerMalformed, Err: ce}
 		}
 		return nil, &Error{Rule: canon.RuleSyntax, Detail: err.Error(), Class: PeerMalformed, Err: err}
 	}
-	return decodeEnvelope(&v)
+	m, err := decodeEnvelope(&v)
+	if err == nil && !canonical {
+		// Only a non-canonical line can hold non-canonical opaque values;
+		// most subjects write canonical lines and skip this walk.
+		m = canonicalizeOpaque(m)
+	}
+	return m, err
+}
+
+// canonicalizeOpaque puts every opaque value of m (state, details, event
+// data) into RFC 8785 form, so that what the supervisor records is what the
+// transcript writer emits.
+func canonicalizeOpaque(m Message) Message {
+	observation := func(o *Observation) {
+		canonicalize(&o.State)
+		for i := range o.Events {
+			canonicalize(&o.Events[i].Data)
+		}
+	}
+	details := func(d *canon.Value) {
+		if d != nil {
+			canonicalize(d)
+		}
+	}
+	switch m := m.(type) {
+	case Observation:
+		observation(&m)
+		return m
+	case Ready:
+		observation(&m.Observation)
+		return m
+	case Diagnostic:
+		details(m.Details)
+		return m
+	case Unsupported:
+		details(m.Details)
+		return m
+	case SessionFailed:
+		details(m.Error.Details)
+		return m
+	case RunFailed:
+		details(m.Error.Details)
+		return m
+	}
+	return m
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -586,16 +637,15 @@ func nullableString(obj *canon.Value, at *path, name string) (*string, error) {
 	return &s, nil
 }
 
-// opaqueMember returns a canonical copy of an opaque member, or nil when it
-// is absent. The copy is shallow: it keeps only its own subtree alive, not
-// the whole message.
+// opaqueMember returns a copy of an opaque member, or nil when it is
+// absent; Parse canonicalizes it afterwards. The copy is shallow: it keeps
+// only its own subtree alive, not the whole message.
 func opaqueMember(obj *canon.Value, name string) *canon.Value {
 	x, ok := obj.Get(name)
 	if !ok {
 		return nil
 	}
 	c := *x
-	canonicalize(&c)
 	return &c
 }
 

@@ -284,6 +284,7 @@ func TestParseTyped(t *testing.T) {
 	focus, mode := "b", "insert"
 	state := canon.ObjectValue(canon.M("a", canon.IntValue(1)), canon.M("b", canon.Value{Kind: canon.Number, Str: "1.5"}))
 	details := canon.ArrayValue(canon.IntValue(100))
+	diagDetails := canon.ObjectValue(canon.M("a", canon.IntValue(2)), canon.M("b", canon.IntValue(1)))
 	tests := []struct {
 		name string
 		line []byte
@@ -302,6 +303,11 @@ func TestParseTyped(t *testing.T) {
 			}},
 		{"unsupported", line("session.unsupported", `{"constraint":"network","code":"constraint-not-enforced","message":"m","details":[1e2]}`),
 			Unsupported{Constraint: "network", Code: CodeConstraintNotEnforced, Message: "m", Details: &details}},
+		{"scalar state and event data respelled", line("observation", `{"state":1.50,"ui":{"regions":[],`+cursor+`},"events":[{"type":"t","data":-0}]}`),
+			Observation{State: canon.Value{Kind: canon.Number, Str: "1.5"}, UI: UI{Regions: []Region{}, Cursor: Cursor{Visible: true}},
+				Events: []Event{{Type: "t", Data: canon.Value{Kind: canon.Number, Str: "0"}}}}},
+		{"diagnostic details sorted", line("diagnostic", `{"code":"c","message":"m","details":{"b":1,"a":2}}`),
+			Diagnostic{Code: "c", Message: "m", Details: &diagDetails}},
 		{"run.failed without details", line("run.failed", `{"error":{"code":"c","message":"m"}}`), RunFailed{Error: Failure{Code: "c", Message: "m"}}},
 		{"key", line("input.key", `{"keys":["Enter"]}`), Key{Keys: []string{"Enter"}}},
 		{"resize", line("input.resize", `{"columns":120,"rows":40}`), Resize{Columns: 120, Rows: 40}},

@@ -24,6 +24,7 @@ type Reader struct {
 	scanned    int    // bytes of buf[start:end] already known to hold no LF
 	discard    bool   // the last line was over limit: drop bytes through its LF
 	err        error  // sticky: io.EOF or the underlying reader's error
+	dec        canon.Decoder
 }
 
 // NewReader returns a Reader of the v1 line limit on r.
@@ -61,7 +62,7 @@ func (r *Reader) Next() (Message, []byte, error) {
 			stop := r.start + r.scanned + i + 1
 			raw := bytes.Clone(r.buf[r.start:stop])
 			r.start, r.scanned = stop, 0
-			m, err := Parse(raw)
+			m, err := parse(raw, &r.dec)
 			return m, raw, err
 		}
 		r.scanned = r.end - r.start
