@@ -214,6 +214,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkAgainstJCS(t, line)
+		checkDecoderReuse(t, line)
 	})
 }
 
@@ -243,5 +244,38 @@ func BenchmarkDecode(b *testing.B) {
 		if _, _, err := Decode(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// checkDecoderReuse decodes line twice with one Decoder (and a third,
+// different line in between) and checks that values from earlier calls are
+// untouched: the Decoder's slabs are append-only.
+func checkDecoderReuse(t testing.TB, line []byte) {
+	var dec Decoder
+	first, _, err := dec.Decode(line)
+	if err != nil {
+		return
+	}
+	before, err := Marshal(&first)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if _, _, err := dec.Decode([]byte(`{"other":["\u00e9\n",{"k":[1,2,3]},"x\ty"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	second, _, err := dec.Decode(line)
+	if err != nil {
+		t.Fatalf("second decode of an accepted line: %v", err)
+	}
+	after, _ := Marshal(&first)
+	again, _ := Marshal(&second)
+	if !bytes.Equal(before, after) || !bytes.Equal(before, again) {
+		t.Fatalf("Decoder reuse changed a decoded value:\n before %q\n after  %q\n again  %q", before, after, again)
+	}
+}
+
+func TestDecoderReuse(t *testing.T) {
+	for _, s := range []string{`{"a":"x\ny","b":[1,{"c":"\u00e9"}]}`, `{"a":[` + strings.Repeat(`"\t",`, 3000) + `1]}`} {
+		checkDecoderReuse(t, []byte(s))
 	}
 }

@@ -126,6 +126,72 @@ func Decode(line []byte) (v Value, canonical bool, err error) {
 type Decoder struct {
 	items   []Value
 	members []Member
+
+	// Slabs the decoded arrays and objects are carved from: far fewer
+	// allocations than one per container. A carved slice is never written
+	// again, so values from earlier lines stay intact; a slab lives as
+	// long as any value carved from it.
+	itemSlab   []Value
+	memberSlab []Member
+	strSlab    []byte // decoded escaped strings, append-only
+}
+
+// stringBuf returns an empty buffer of capacity n for decoding an escaped
+// string: the free tail of the string slab when it fits.
+func (dec *Decoder) stringBuf(n int) []byte {
+	if n > maxStrSlab/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(dec.strSlab)-len(dec.strSlab) < n {
+		dec.strSlab = make([]byte, 0, min(max(2*cap(dec.strSlab), 256, n), maxStrSlab))
+	}
+	return dec.strSlab[len(dec.strSlab):len(dec.strSlab):cap(dec.strSlab)]
+}
+
+// keepString marks buf, returned by stringBuf and now holding a finished
+// string, as used: the slab never writes those bytes again, which is what
+// makes handing them out as a string safe.
+func (dec *Decoder) keepString(buf []byte) {
+	if len(buf) == 0 || cap(dec.strSlab) == 0 || unsafe.SliceData(buf) != unsafe.SliceData(dec.strSlab[len(dec.strSlab):cap(dec.strSlab)]) {
+		return // not carved from the slab (a large string's own buffer)
+	}
+	dec.strSlab = dec.strSlab[:len(dec.strSlab)+len(buf)]
+}
+
+// Slab sizes, in elements: the first slab of a Decoder is small so that a
+// one-off Decode of a short message stays cheap, later ones grow to the max.
+const (
+	minSlab    = 16
+	maxSlab    = 2048
+	maxStrSlab = 64 << 10 // bytes
+)
+
+// carveItems returns a copy of src carved from the item slab.
+func (dec *Decoder) carveItems(src []Value) []Value {
+	n := len(src)
+	if n > maxSlab/4 {
+		return append([]Value(nil), src...)
+	}
+	if cap(dec.itemSlab)-len(dec.itemSlab) < n {
+		dec.itemSlab = make([]Value, 0, min(max(2*cap(dec.itemSlab), minSlab, n), maxSlab))
+	}
+	start := len(dec.itemSlab)
+	dec.itemSlab = append(dec.itemSlab, src...)
+	return dec.itemSlab[start : start+n : start+n]
+}
+
+// carveMembers returns a copy of src carved from the member slab.
+func (dec *Decoder) carveMembers(src []Member) []Member {
+	n := len(src)
+	if n > maxSlab/4 {
+		return append([]Member(nil), src...)
+	}
+	if cap(dec.memberSlab)-len(dec.memberSlab) < n {
+		dec.memberSlab = make([]Member, 0, min(max(2*cap(dec.memberSlab), minSlab, n), maxSlab))
+	}
+	start := len(dec.memberSlab)
+	dec.memberSlab = append(dec.memberSlab, src...)
+	return dec.memberSlab[start : start+n : start+n]
 }
 
 // Decode is the package-level Decode, reusing dec's scratch space.
@@ -141,12 +207,13 @@ func (dec *Decoder) Decode(line []byte) (v Value, canonical bool, err error) {
 		}
 		return Value{}, false, &Error{Rule: RuleUTF8, Offset: off, Detail: "invalid UTF-8"}
 	}
-	d := decoder{data: line, src: string(line), canonical: true,
+	d := decoder{dec: dec, data: line, src: string(line), canonical: true,
 		itemStack: dec.items[:0], memberStack: dec.members[:0]}
 	v, err = d.value(0)
-	// Keep the grown stacks, cleared so they pin no decoded values.
-	clear(d.itemStack[:cap(d.itemStack)])
-	clear(d.memberStack[:cap(d.memberStack)])
+	// Keep the grown stacks, cleared (as far as this line used them) so
+	// they pin no decoded values.
+	clear(d.itemStack[:d.itemHigh])
+	clear(d.memberStack[:d.memberHigh])
 	dec.items, dec.members = d.itemStack[:0], d.memberStack[:0]
 	if err != nil {
 		return Value{}, false, err
@@ -162,6 +229,7 @@ func (dec *Decoder) Decode(line []byte) (v Value, canonical bool, err error) {
 }
 
 type decoder struct {
+	dec       *Decoder
 	data      []byte
 	src       string // one copy of data: unescaped strings and keys are substrings of it
 	pos       int
@@ -171,6 +239,8 @@ type decoder struct {
 
 	itemStack   []Value  // items of the arrays being decoded, innermost last
 	memberStack []Member // members of the objects being decoded, innermost last
+	itemHigh    int      // the most itemStack held during this line
+	memberHigh  int      // the most memberStack held during this line
 }
 
 func (d *decoder) errf(rule, format string, args ...any) *Error {
@@ -312,6 +382,7 @@ func (d *decoder) object(depth int) (Value, error) {
 			return Value{}, d.errf(RuleItems, "object has more than %d members", MaxItems)
 		}
 		d.memberStack = append(d.memberStack, Member{Key: key, Value: val})
+		d.memberHigh = max(d.memberHigh, len(d.memberStack))
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return Value{}, d.errf(RuleSyntax, "unexpected end of input in object")
@@ -321,7 +392,7 @@ func (d *decoder) object(depth int) (Value, error) {
 			d.pos++
 		case '}':
 			d.pos++
-			return Value{Kind: Object, Members: append([]Member(nil), d.memberStack[base:]...)}, nil
+			return Value{Kind: Object, Members: d.dec.carveMembers(d.memberStack[base:])}, nil
 		default:
 			return Value{}, d.errf(RuleSyntax, "expected ',' or '}' in object")
 		}
@@ -349,6 +420,7 @@ func (d *decoder) array(depth int) (Value, error) {
 			return Value{}, d.errf(RuleItems, "array has more than %d items", MaxItems)
 		}
 		d.itemStack = append(d.itemStack, val)
+		d.itemHigh = max(d.itemHigh, len(d.itemStack))
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return Value{}, d.errf(RuleSyntax, "unexpected end of input in array")
@@ -358,7 +430,7 @@ func (d *decoder) array(depth int) (Value, error) {
 			d.pos++
 		case ']':
 			d.pos++
-			return Value{Kind: Array, Items: append([]Value(nil), d.itemStack[base:]...)}, nil
+			return Value{Kind: Array, Items: d.dec.carveItems(d.itemStack[base:])}, nil
 		default:
 			return Value{}, d.errf(RuleSyntax, "expected ',' or ']' in array")
 		}
@@ -415,7 +487,7 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 		}
 		end++
 	}
-	buf := make([]byte, 0, min(end, len(d.data))-start)
+	buf := d.dec.stringBuf(min(end, len(d.data)) - start)
 	buf = append(buf, d.data[start:i]...)
 	for i < len(d.data) {
 		c := d.data[i]
@@ -423,6 +495,7 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 		case c == '"':
 			d.pos = i + 1
 			// buf is never written again: no second copy.
+			d.dec.keepString(buf)
 			return unsafe.String(unsafe.SliceData(buf), len(buf)), d.countString(len(buf))
 		case c < 0x20:
 			d.pos = i
@@ -574,14 +647,15 @@ func (d *decoder) number() (Value, error) {
 			return Value{}, d.errf(RuleSyntax, "invalid number: no digits in exponent")
 		}
 	}
-	lit := string(b[start:i])
+	lit := d.src[start:i]
 	if integer {
 		n, err := strconv.ParseInt(lit, 10, 64)
 		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
 			return Value{}, &Error{Rule: RuleIntegerRange, Offset: start,
 				Detail: fmt.Sprintf("integer %s is beyond ±(2^53-1)", truncate(lit))}
 		}
-		if d.canonical && strconv.FormatInt(n, 10) != lit {
+		var digits [24]byte
+		if d.canonical && string(strconv.AppendInt(digits[:0], n, 10)) != lit {
 			d.canonical = false // "-0"
 		}
 	} else {
