@@ -131,7 +131,7 @@ func (d *directRunner) joinCgroup(id string, l Limits, pid int) error {
 	if l.CPUs > 0 {
 		r.CpuPeriod, r.CpuQuota = 100000, int64(l.CPUs*100000+0.999999)
 	}
-	m, err := manager.New(&cgroups.Cgroup{Path: "termverify-sandbox-" + id, Resources: r})
+	m, err := manager.New(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: r})
 	if err != nil {
 		return err
 	}

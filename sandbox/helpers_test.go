@@ -83,6 +83,9 @@ func runBox(t *testing.T, spec Spec, timeout time.Duration) (Exit, string, strin
 	sb, err := Start(context.Background(), spec)
 	outW.Close()
 	errW.Close()
+	if sb != nil && sb.ID() != "" {
+		sandboxtest.CheckNoCgroups(t, sb.ID()) // runs after the Destroy below
+	}
 	t.Cleanup(func() {
 		if err := sb.Destroy(); err != nil {
 			t.Errorf("destroy: %v", err)

@@ -161,7 +161,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 			return stepErr("skeleton root", root, err)
 		}
 	}
-	cfg := containerConfig(s, sb.id, root, mounts, "termverify-sandbox-"+sb.id, rootless)
+	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless)
 	ct, err := libcontainer.Create(filepath.Join(sb.dir, "lc"), sb.id, cfg)
 	if err != nil {
 		return stepErr("create container", sb.id, err)

@@ -128,10 +128,10 @@ func sweepOne(dir, id string) error {
 
 // sweepCgroups removes the id's cgroup directories that libcontainer's
 // state did not name (a supervisor killed between cgroup creation and
-// saving its state, or a direct runner's cgroup): any directory called
-// termverify-sandbox-<id> below our own cgroup in each hierarchy.
+// saving its state, or a direct runner's cgroup): <own cgroup>/
+// termverify-sandbox/<id> in each hierarchy.
 func sweepCgroups(id string) {
-	name := "termverify-sandbox-" + id
+	name := cgroupParent + "/" + id
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return

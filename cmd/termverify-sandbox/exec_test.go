@@ -138,6 +138,12 @@ func TestExecSupervisorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	// The dead supervisor's sandbox: its state entry names it.
+	ents, err := os.ReadDir(state)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("state entries after the crash: %v %v", ents, err)
+	}
+	sandboxtest.CheckNoCgroups(t, ents[0].Name())
 	for len(sandboxtest.PidsMatching(marker)) > 0 {
 		if time.Since(killed) > time.Second {
 			t.Fatalf("sandbox processes alive 1s after the supervisor's SIGKILL: %v", sandboxtest.PidsMatching(marker))

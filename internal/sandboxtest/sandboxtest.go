@@ -45,14 +45,26 @@ func BuildEscape(t testing.TB, dir string) string {
 }
 
 // CheckNoLeaks registers a cleanup that fails the test if anything of
-// ours survives it: a state entry in stateDir, a cgroup named
-// termverify-sandbox-*, a mount naming stateDir, or a process whose
-// command line contains marker (when not empty).
+// ours survives it: an entry in stateDir (and the cgroups of its id), a
+// mount naming stateDir, or a process whose command line contains marker
+// (when not empty). Sandboxes destroyed cleanly leave no entry; check
+// their cgroups by id with CheckNoCgroups.
 func CheckNoLeaks(t testing.TB, stateDir, marker string) {
 	t.Helper()
 	t.Cleanup(func() {
 		for _, leak := range Leaks(stateDir, marker) {
 			t.Errorf("leak: %s", leak)
+		}
+	})
+}
+
+// CheckNoCgroups registers a cleanup that fails the test if a cgroup of
+// sandbox id is left in any hierarchy.
+func CheckNoCgroups(t testing.TB, id string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, leak := range CgroupsOf(id) {
+			t.Errorf("leak: cgroup %s", leak)
 		}
 	})
 }
@@ -63,18 +75,11 @@ func Leaks(stateDir, marker string) []string {
 	if ents, err := os.ReadDir(stateDir); err == nil {
 		for _, e := range ents {
 			leaks = append(leaks, "state entry "+filepath.Join(stateDir, e.Name()))
+			for _, cg := range CgroupsOf(e.Name()) {
+				leaks = append(leaks, "cgroup "+cg)
+			}
 		}
 	}
-	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), "termverify-sandbox-tvs-") {
-			leaks = append(leaks, "cgroup "+p)
-			return filepath.SkipDir
-		}
-		return nil
-	})
 	if b, err := readOwnMountinfo(); err == nil && stateDir != "" {
 		for _, line := range strings.Split(string(b), "\n") {
 			if strings.Contains(line, stateDir) {
@@ -88,6 +93,23 @@ func Leaks(stateDir, marker string) []string {
 		}
 	}
 	return leaks
+}
+
+// CgroupsOf lists the cgroup directories of sandbox id (named id, under a
+// termverify-sandbox parent) in every hierarchy.
+func CgroupsOf(id string) []string {
+	var found []string
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if d.Name() == id && filepath.Base(filepath.Dir(p)) == "termverify-sandbox" {
+			found = append(found, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found
 }
 
 // PidsMatching lists host processes whose command line contains s.
