@@ -83,7 +83,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	pipes.closeChild()
 	if end == nil {
 		rec.outcome = l.outcome
-		s := newSession(ctx, rec, box, pipes.stdin, pipes.stdout, &req)
+		s := newSession(ctx, rec, box, &pipes.io, &req)
 		end = s.handshake(ctx)
 		ev.mark("handshake")
 		if end == nil {
@@ -168,22 +168,42 @@ func finish(rec *recorder, end *ending) (Result, error) {
 
 // pipes are the subject's standard streams: two pipes for the protocol,
 // and a file for stderr (the --stderr file, or an unnamed temporary file
-// when only the evidence wants it; otherwise /dev/null).
+// when only the evidence wants it; otherwise /dev/null). Our ends of the
+// pipes are non-blocking and outside the runtime poller; the session does
+// its I/O on them through pipeIO, with wake (an eventfd) to interrupt it.
+// The Files own every descriptor: close closes them all.
 type pipes struct {
 	stdin, childIn   *os.File // we write stdin; the subject reads childIn
 	stdout, childOut *os.File // the subject writes childOut; we read stdout
 	stderr           *os.File
+	wake             *os.File // the eventfd
+	io               pipeIO
 }
 
 func openPipes(req *Request) (*pipes, error) {
 	p := &pipes{}
 	var err error
-	if p.childIn, p.stdin, err = os.Pipe(); err != nil {
+	if p.childIn, p.stdin, err = rawPipe(); err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	if p.stdout, p.childOut, err = os.Pipe(); err != nil {
+	if p.stdout, p.childOut, err = rawPipe(); err != nil {
 		p.close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	// Blocking by default (a non-blocking eventfd would be handed to the
+	// runtime poller); only a count overflow could ever block its write.
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		p.close()
+		return nil, fmt.Errorf("eventfd: %w", os.NewSyscallError("eventfd", err))
+	}
+	p.wake = os.NewFile(uintptr(wake), "eventfd")
+	p.io = pipeIO{in: int(p.stdin.Fd()), out: int(p.stdout.Fd()), wake: wake}
+	for _, fd := range []int{p.io.in, p.io.out} {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			p.close()
+			return nil, fmt.Errorf("pipe: %w", os.NewSyscallError("fcntl", err))
+		}
 	}
 	switch {
 	case req.StderrPath != "":
@@ -199,6 +219,17 @@ func openPipes(req *Request) (*pipes, error) {
 	return p, nil
 }
 
+// rawPipe is os.Pipe without the runtime poller: both ends blocking Files
+// (the subject's end stays so; ours is made non-blocking by the caller,
+// after the File is made, so that the File does not register it).
+func rawPipe() (r, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
 func (p *pipes) child() stdio { return stdio{in: p.childIn, out: p.childOut, errOut: p.stderr} }
 
 func (p *pipes) closeChild() {
@@ -212,7 +243,7 @@ func (p *pipes) closeChild() {
 
 func (p *pipes) close() {
 	p.closeChild()
-	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr} {
+	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr, p.wake} {
 		if f != nil {
 			_ = f.Close()
 		}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -28,27 +26,24 @@ type proc interface {
 // session drives one subject over termverify.control/v1.
 //
 // All protocol I/O happens on the goroutine that calls handshake and
-// runEpochs, through the runtime poller with deadlines: our ends of both
-// pipes are non-blocking, so a phase deadline (or a signal, which moves
-// both deadlines to now) unblocks a read or a write without a goroutine
-// per pipe to own and wait for. Reading on the same goroutine that decides
-// is also what makes the idle check exact: before each input, the bytes
-// already buffered by the Reader plus a zero-timeout poll of the pipe are
-// everything the subject has sent, so a message there arrived while no
-// epoch was open (ADAPTER-RULES.md, improvement 2).
+// runEpochs, through pipeIO with deadlines: a phase deadline (or a signal,
+// which interrupts the I/O for good) unblocks a read or a write without a
+// goroutine per pipe to own and wait for. Reading on the same goroutine
+// that decides is also what makes the idle check exact: before each input,
+// the bytes already buffered by the Reader plus a zero-timeout poll of the
+// pipe are everything the subject has sent, so a message there arrived
+// while no epoch was open (ADAPTER-RULES.md, improvement 2).
 type session struct {
-	rec    *recorder
-	proc   proc
-	stdin  *os.File // our write end of the subject's stdin
-	stdout *os.File // our read end of the subject's stdout
-	rd     *control.Reader
-	lim    Deadlines
-	runID  string
-	cfg    config.Config
+	rec   *recorder
+	proc  proc
+	io    *pipeIO // our ends of the subject's stdin and stdout
+	rd    *control.Reader
+	lim   Deadlines
+	runID string
+	cfg   config.Config
 
-	mu        sync.Mutex
-	cancelled bool // the run context is done: deadlines stay at "now"
 	stopIO    func() bool
+	ioStopped chan struct{} // closed once a started stopIO func is over
 
 	ready bool   // the readiness observation is recorded
 	phase string // handshake, epoch, stop, idle
@@ -57,34 +52,31 @@ type session struct {
 	exit  *sandbox.Exit
 }
 
-func newSession(ctx context.Context, rec *recorder, p proc, stdin, stdout *os.File, req *Request) *session {
-	s := &session{rec: rec, proc: p, stdin: stdin, stdout: stdout, rd: control.NewReader(stdout),
-		lim: req.Deadlines, runID: req.RunID, cfg: req.Config}
+func newSession(ctx context.Context, rec *recorder, p proc, pio *pipeIO, req *Request) *session {
+	s := &session{rec: rec, proc: p, io: pio, rd: control.NewReader(stdoutReader{pio}),
+		lim: req.Deadlines, runID: req.RunID, cfg: req.Config, ioStopped: make(chan struct{})}
 	// A signal or the run deadline must unblock whatever I/O is in
-	// flight; arm never moves a deadline back out once this has run.
+	// flight, and every later I/O fails at once: no deadline set by arm
+	// undoes an interruption.
 	s.stopIO = context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.cancelled = true
-		now := time.Now()
-		_ = s.stdin.SetWriteDeadline(now)
-		_ = s.stdout.SetReadDeadline(now)
+		defer close(s.ioStopped)
+		pio.interrupt()
 	})
 	return s
 }
 
-func (s *session) close() { s.stopIO() }
+// close stops the run context's hold on the I/O; once it returns, no
+// goroutine of the session uses the pipes or the eventfd.
+func (s *session) close() {
+	if !s.stopIO() {
+		<-s.ioStopped // the context is done and the func was started
+	}
+}
 
-// arm sets both pipes' deadlines to the phase's.
+// arm sets both pipes' deadline to the phase's.
 func (s *session) arm(pctx context.Context) {
 	dl, _ := pctx.Deadline()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancelled {
-		return
-	}
-	_ = s.stdin.SetWriteDeadline(dl)
-	_ = s.stdout.SetReadDeadline(dl)
+	s.io.setDeadline(dl)
 }
 
 func (s *session) send(m control.Message) error {
@@ -92,7 +84,7 @@ func (s *session) send(m control.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", m.Kind(), err)
 	}
-	_, err = s.stdin.Write(line)
+	_, err = s.io.write(line)
 	return err
 }
 
@@ -280,42 +272,13 @@ func (s *session) idle(pctx context.Context) *ending {
 
 // pending reports whether the subject has sent anything not yet read:
 // bytes the Reader holds, bytes in the pipe, or end of stream (POLLHUP).
-func (s *session) pending() bool {
-	if s.rd.Buffered() > 0 {
-		return true
-	}
-	ready := false
-	rc, err := s.stdout.SyscallConn()
-	if err != nil {
-		return false
-	}
-	_ = rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			ready = err == nil && n > 0
-			return
-		}
-	})
-	return ready
-}
+func (s *session) pending() bool { return s.rd.Buffered() > 0 || s.io.pending() }
 
 // unreadInput reports whether bytes we wrote still sit in the subject's
 // stdin pipe: then, at a deadline, the input never reached the subject
 // ("during": "write") even if our write itself completed into the pipe
-// buffer. FIONREAD works on either end of a Linux pipe.
-func (s *session) unreadInput() bool {
-	n := 0
-	rc, err := s.stdin.SyscallConn()
-	if err != nil {
-		return false
-	}
-	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) /* FIONREAD */ })
-	return n > 0
-}
+// buffer.
+func (s *session) unreadInput() bool { return s.io.unreadInput() }
 
 // collect reads an epoch's messages: diagnostics, then one closing
 // observation or a terminal message. In the stop drain the final
