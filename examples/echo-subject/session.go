@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 const protocol = "termverify.control/v1"
@@ -49,7 +50,12 @@ func Run(ctx context.Context, o Options) int {
 		return 2
 	}
 	s := &session{ctx: ctx, opts: o, mode: m, in: bufio.NewReader(o.Stdin)}
-	err := s.run()
+	s.env = s.delivered()
+	envJSON, err := encode(s.env)
+	if err == nil {
+		s.envJSON = envJSON[:len(envJSON)-1] // without the LF
+		err = s.run()
+	}
 	if c, ok := errors.AsType[exitCode](err); ok {
 		return int(c)
 	}
@@ -79,6 +85,10 @@ type session struct {
 	draw       uint64
 	event      event // the current epoch's event
 	diagnostic int   // diagnostics sent so far, for unique messages
+
+	env     map[string]string // the delivered environment, fixed for the run
+	envJSON []byte            // env as encoding/json writes it
+	out     []byte            // the line being written, reused
 }
 
 // run is the well-behaved session; each mode hook replaces one step.
@@ -172,8 +182,17 @@ func (s *session) handshake() error {
 	}
 	seed, _ := strconv.ParseUint(s.seed, 10, 64)
 	s.draw = rand.NewPCG(seed, 0).Uint64() % 1_000_000
-	s.event = event{Type: "ready", Data: map[string]any{"run_id": s.runID}}
+	s.event = event{Type: "ready", Data: runIDData{RunID: s.runID}}
 	return nil
+}
+
+// inputPayload is an input's payload, as far as this subject reads it.
+type inputPayload struct {
+	Text    *string  `json:"text"`
+	Keys    []string `json:"keys"`
+	Columns int      `json:"columns"`
+	Rows    int      `json:"rows"`
+	AtMS    *int64   `json:"at_ms"`
 }
 
 // input reads the next input and applies it to the state.
@@ -182,46 +201,56 @@ func (s *session) input() (kind string, err error) {
 	if err != nil {
 		return "", err
 	}
-	var p struct {
-		Text    *string  `json:"text"`
-		Keys    []string `json:"keys"`
-		Columns int      `json:"columns"`
-		Rows    int      `json:"rows"`
-		AtMS    *int64   `json:"at_ms"`
-	}
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return "", fmt.Errorf("%s: %w", kind, err)
+	p, ok := fastPayload(payload)
+	if !ok {
+		// An unnamed struct, so that a decoding error reads as it always
+		// has ("Go struct field .keys").
+		var q struct {
+			Text    *string  `json:"text"`
+			Keys    []string `json:"keys"`
+			Columns int      `json:"columns"`
+			Rows    int      `json:"rows"`
+			AtMS    *int64   `json:"at_ms"`
+		}
+		if err := json.Unmarshal(payload, &q); err != nil {
+			return "", fmt.Errorf("%s: %w", kind, err)
+		}
+		p = inputPayload(q)
 	}
 	s.inputs++
 	switch {
 	case kind == "input.text" && p.Text != nil:
 		s.text += *p.Text
-		s.event = event{Type: "text", Data: map[string]any{"text": *p.Text}}
+		s.event = event{Type: "text", Data: textData{Text: *p.Text}}
 	case kind == "input.key" && len(p.Keys) > 0:
 		s.lastKey = p.Keys
-		s.event = event{Type: "key", Data: map[string]any{"keys": p.Keys}}
+		s.event = event{Type: "key", Data: keysData{Keys: p.Keys}}
 	case kind == "input.resize" && p.Columns > 0 && p.Rows > 0:
 		s.columns, s.rows = p.Columns, p.Rows
-		s.event = event{Type: "resize", Data: map[string]any{"columns": p.Columns, "rows": p.Rows}}
+		s.event = event{Type: "resize", Data: sizeData{Columns: p.Columns, Rows: p.Rows}}
 	case kind == "input.clock" && p.AtMS != nil:
 		s.nowMS = *p.AtMS
-		s.event = event{Type: "clock", Data: map[string]any{"at_ms": s.nowMS}}
+		s.event = event{Type: "clock", Data: clockData{AtMS: s.nowMS}}
 	case kind == "input.stop":
-		s.event = event{Type: "stop", Data: map[string]any{"inputs": s.inputs}}
+		s.event = event{Type: "stop", Data: inputsData{Inputs: s.inputs}}
 	default:
 		return "", fmt.Errorf("unexpected or malformed %s", kind)
 	}
 	return kind, nil
 }
 
-// read reads one message and checks its envelope.
-func (s *session) read() (kind string, payload json.RawMessage, err error) {
-	line, err := s.in.ReadBytes('\n')
+// read reads one message and checks its envelope. The payload is valid
+// until the next read.
+func (s *session) read() (kind string, payload []byte, err error) {
+	line, err := s.readLine()
 	if err == io.EOF && len(line) == 0 {
 		return "", nil, io.EOF
 	}
 	if err != nil && err != io.EOF {
 		return "", nil, err
+	}
+	if kind, payload, ok := splitMessage(line); ok {
+		return kind, payload, nil
 	}
 	var env struct {
 		Protocol string          `json:"protocol"`
@@ -235,6 +264,21 @@ func (s *session) read() (kind string, payload json.RawMessage, err error) {
 		return "", nil, fmt.Errorf("not a %s message", protocol)
 	}
 	return env.Kind, env.Payload, nil
+}
+
+// readLine is bufio.Reader.ReadBytes('\n') without a copy for a line that
+// fits the buffer: the line is valid until the next read.
+func (s *session) readLine() ([]byte, error) {
+	line, err := s.in.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	long := bytes.Clone(line)
+	for err == bufio.ErrBufferFull {
+		line, err = s.in.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return long, err
 }
 
 // Wire shapes, with members declared in RFC 8785 order (sorted), so
@@ -292,15 +336,55 @@ type (
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}
+
+	// stateDoc is the observation's state; its members are in sorted
+	// order, as encoding/json writes a map's.
+	stateDoc struct {
+		Columns int               `json:"columns"`
+		Cwd     string            `json:"cwd"`
+		Draw    uint64            `json:"draw"`
+		Env     map[string]string `json:"env"`
+		Inputs  int               `json:"inputs"`
+		LastKey []string          `json:"last_key"` // null until the first key
+		NowMS   int64             `json:"now_ms"`
+		Rows    int               `json:"rows"`
+		RunID   string            `json:"run_id"`
+		Seed    string            `json:"seed"`
+		Text    string            `json:"text"`
+
+		envJSON []byte // Env as encoding/json writes it
+	}
+
+	// The data of each event type.
+	runIDData struct {
+		RunID string `json:"run_id"`
+	}
+	textData struct {
+		Text string `json:"text"`
+	}
+	keysData struct {
+		Keys []string `json:"keys"`
+	}
+	sizeData struct {
+		Columns int `json:"columns"`
+		Rows    int `json:"rows"`
+	}
+	clockData struct {
+		AtMS int64 `json:"at_ms"`
+	}
+	inputsData struct {
+		Inputs int `json:"inputs"`
+	}
 )
 
 // send writes one message as one line in a single Write, so the adapter sees
 // it at once: the transport is a pipe and nothing here buffers.
 func (s *session) send(kind string, payload any) error {
-	line, err := encode(envelope{Kind: kind, Payload: payload, Protocol: protocol})
+	line, err := appendMessage(s.out[:0], kind, payload)
 	if err != nil {
 		return err
 	}
+	s.out = line
 	return s.write(line)
 }
 
@@ -352,7 +436,7 @@ func (s *session) fail(kind string, err error) error {
 func (s *session) observation() observation {
 	focus, mode := "input", "insert"
 	regions := []region{{ID: "status", Role: "status", Columns: s.columns, Rows: 1}}
-	cur := cursor{Column: min(2+len([]rune(s.text)), s.columns-1), Row: 1, Visible: true}
+	cur := cursor{Column: min(2+utf8.RuneCountInString(s.text), s.columns-1), Row: 1, Visible: true}
 	if s.rows > 1 {
 		regions = append(regions, region{ID: "input", Role: "textbox", Row: 1, Columns: s.columns, Rows: s.rows - 1})
 	} else {
@@ -366,30 +450,27 @@ func (s *session) observation() observation {
 	}
 }
 
-func (s *session) state() map[string]any {
-	var key any // null until the first key
-	if s.lastKey != nil {
-		key = s.lastKey
-	}
-	return map[string]any{
-		"columns":  s.columns,
-		"cwd":      s.opts.Dir,
-		"draw":     s.draw,
-		"env":      s.delivered(),
-		"inputs":   s.inputs,
-		"last_key": key,
-		"now_ms":   s.nowMS,
-		"rows":     s.rows,
-		"run_id":   s.runID,
-		"seed":     s.seed,
-		"text":     s.text,
+func (s *session) state() *stateDoc {
+	return &stateDoc{
+		Columns: s.columns,
+		Cwd:     s.opts.Dir,
+		Draw:    s.draw,
+		Env:     s.env,
+		Inputs:  s.inputs,
+		LastKey: s.lastKey,
+		NowMS:   s.nowMS,
+		Rows:    s.rows,
+		RunID:   s.runID,
+		Seed:    s.seed,
+		Text:    s.text,
+		envJSON: s.envJSON,
 	}
 }
 
 // frame draws the state on a rows × columns surface; columns count runes.
 func (s *session) frame() *frame {
 	content := []string{
-		fmt.Sprintf("t=%dms %dx%d echo-subject", s.nowMS, s.columns, s.rows),
+		"t=" + strconv.FormatInt(s.nowMS, 10) + "ms " + strconv.Itoa(s.columns) + "x" + strconv.Itoa(s.rows) + " echo-subject",
 		"> " + s.text,
 		"key: " + strings.Join(s.lastKey, "+"),
 	}
