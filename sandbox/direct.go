@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opencontainers/cgroups"
@@ -95,7 +98,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		d.waitErr = cmd.Wait()
 		d.state = cmd.ProcessState
 	}()
-	c.add(func() error { _ = d.kill(); <-d.done; return nil })
+	c.add(func() error { _ = d.kill(nil); <-d.done; return nil })
 	sb.evidence.InitPID = cmd.Process.Pid
 	sb.mark("reaper-started")
 
@@ -142,28 +145,60 @@ func (d *directRunner) joinCgroup(id string, l Limits, pid int) error {
 	return m.Set(r)
 }
 
-// kill ends the tree: the reaper's process group, then every process of
-// the cgroup until it is empty.
-func (d *directRunner) kill() error {
+// kill ends the tree. The reaper goes first, by liveness EOF: as child
+// subreaper it has adopted every orphaned descendant (setsid daemons
+// included) and SIGKILLs them until none is left before it exits. Then
+// every process still in the cgroup (root only) is killed until it is
+// empty, and finally the reaper's process group, should the reaper
+// itself have hung.
+func (d *directRunner) kill(liveW *os.File) error {
 	if d.cmd.Process == nil {
 		return nil
 	}
-	_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
-	if d.cg == nil {
-		return nil
+	if liveW != nil {
+		_ = liveW.Close()
+		select {
+		case <-d.done:
+		case <-time.After(time.Second):
+		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		pids, err := d.cg.GetAllPids()
-		if err != nil || len(pids) == 0 {
+	var err error
+	if d.cg != nil {
+		err = emptyCgroup(d.cg.GetPaths(), 2*time.Second)
+	}
+	_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
+	return err
+}
+
+// emptyCgroup SIGKILLs the processes listed in cgroup.procs of every
+// hierarchy in paths until all are empty or timeout passes. (The fs
+// manager's GetAllPids reads the devices hierarchy, which a runner
+// without device rules never joins.)
+func emptyCgroup(paths map[string]string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := 0
+		for _, dir := range paths {
+			b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					left++
+					_ = unix.Kill(pid, unix.SIGKILL)
+				}
+			}
+		}
+		if left == 0 {
 			return nil
 		}
-		for _, p := range pids {
-			_ = unix.Kill(p, unix.SIGKILL)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("direct kill: %d processes left in the cgroup after %v", left, timeout)
 		}
-		time.Sleep(5 * time.Millisecond)
+		// Killed processes leave cgroup.procs only once reaped; poll.
+		time.Sleep(2 * time.Millisecond)
 	}
-	return errors.New("direct kill: cgroup not empty after 2s")
 }
 
 func (d *directRunner) wait() (*os.ProcessState, error) {

@@ -336,7 +336,7 @@ func (sb *Sandbox) Kill() error {
 			return fmt.Errorf("kill sandbox %s: %w", sb.id, err)
 		}
 	case sb.direct != nil:
-		return sb.direct.kill()
+		return sb.direct.kill(sb.liveW)
 	}
 	return nil
 }
