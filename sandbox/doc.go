@@ -1,7 +1,22 @@
 // Package sandbox builds and runs the OS-tier sandbox a subject lives in,
-// using runc's libcontainer: new mount, PID, network, IPC and UTS namespaces,
-// a fresh root, dropped privileges, a seccomp filter, cgroup limits, and a
-// PID-1 init of ours that reaps, forwards signals and reports the subject's
-// true exit. It also reports, per constraint, the strongest tier the host can
-// give now (Probe).
+// using runc's libcontainer: new mount, PID, network, IPC and UTS
+// namespaces (and a user namespace when rootless), a fresh read-only root
+// with read-only system binds and the mapped root read-write at Workdir,
+// every capability dropped, no_new_privs, a seccomp filter, cgroup limits,
+// and a PID-1 init of ours that reaps, forwards signals and reports the
+// subject's true exit.
+//
+// Guarantees: Start verifies every mechanism it reports in Applied against
+// the kernel before the subject runs, and fails with ErrNotVerified rather
+// than claim a tier it did not check. Destroy leaves no process, mount,
+// cgroup or state directory; a supervisor that dies without it leaves the
+// sandbox dying with it (liveness pipe) and Sweep removes the rest.
+//
+// It refuses: to run without a seccomp filter (ErrUnsupportedArch off
+// amd64), to mount the caller's directories as the container root, to
+// deliver an allow-list without a network namespace. It never prints, exits
+// or panics, except ReaperMain and LibcontainerInit, which are processes of
+// their own. Binaries (and test binaries) that start sandboxes must
+// dispatch InitArg and ReaperArg before anything else and should lock the
+// main goroutine to the main thread; see docs/SANDBOX.md.
 package sandbox
