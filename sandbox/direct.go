@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opencontainers/cgroups"
@@ -33,7 +35,9 @@ import (
 // subject (no filesystem or network isolation, no seccomp, same uid).
 type directRunner struct {
 	cmd     *exec.Cmd
-	cg      cgroups.Manager // nil when not root
+	cg      cgroups.Manager   // nil when not root
+	cgPaths map[string]string // a copy: the manager's own map changes in Destroy
+	killMu  sync.Mutex        // a Kill in progress finishes before Destroy removes the cgroup
 	waitErr error
 	state   *os.ProcessState
 	done    chan struct{}
@@ -107,7 +111,8 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			return stepErr("cgroup", sb.id, err)
 		}
 		c.add(d.cg.Destroy)
-		sb.evidence.CgroupPaths = d.cg.GetPaths()
+		d.cgPaths = maps.Clone(d.cg.GetPaths())
+		sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
 		sb.addMechanism("cgroup", true, "ok")
 	} else {
 		sb.addMechanism("cgroup", false, "not-root")
@@ -155,6 +160,8 @@ func (d *directRunner) kill(liveW *os.File) error {
 	if d.cmd.Process == nil {
 		return nil
 	}
+	d.killMu.Lock()
+	defer d.killMu.Unlock()
 	if liveW != nil {
 		_ = liveW.Close()
 		select {
@@ -163,8 +170,8 @@ func (d *directRunner) kill(liveW *os.File) error {
 		}
 	}
 	var err error
-	if d.cg != nil {
-		err = emptyCgroup(d.cg.GetPaths(), 2*time.Second)
+	if d.cgPaths != nil {
+		err = emptyCgroup(d.cgPaths, 2*time.Second)
 	}
 	_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
 	return err
