@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termverify/termverify-sandbox/receipts"
+)
+
+// TestRootFS runs the static escape helper in a minimal complete root that
+// holds only what the init needs (the glibc loader and libc, as the docs
+// require) plus the helper: nothing of the host's /usr is visible, the
+// root is read-only, and no mountpoint is created in it.
+func TestRootFS(t *testing.T) {
+	f := newFixture(t)
+	f.withEscape(t)
+	rootfs := t.TempDir()
+	copyFile := func(src, dst string, mode os.FileMode) {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Skipf("minimal root needs %s: %v", src, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("/lib64/ld-linux-x86-64.so.2", filepath.Join(rootfs, "lib64/ld-linux-x86-64.so.2"), 0o755)
+	copyFile("/lib/x86_64-linux-gnu/libc.so.6", filepath.Join(rootfs, "lib/x86_64-linux-gnu/libc.so.6"), 0o755)
+	copyFile(filepath.Join(f.root, "escape"), filepath.Join(rootfs, "bin/escape"), 0o755)
+	if err := os.MkdirAll(filepath.Join(rootfs, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "etc/hosts"), []byte(hostHostsMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(rootfs)
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"host usr invisible", []string{"read", "/usr/bin/env"}, "ERR ENOENT"},
+		{"root read-only", []string{"write", "/bin/x"}, "ERR EROFS"},
+		{"workdir writable", []string{"write", Workdir + "/x"}, "OK"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := f.spec(append([]string{"/bin/escape"}, tc.args...)...)
+			spec.RootFS = rootfs
+			ex, out, stderr, sb := runBox(t, spec, 20*time.Second)
+			if ex.ShellStatus() != 0 {
+				t.Fatalf("exit %+v stderr %q", ex, stderr)
+			}
+			if out != tc.want {
+				t.Errorf("got %q, want %q", out, tc.want)
+			}
+			if a := sb.Applied(); a.Filesystem.Tier != receipts.OS {
+				t.Errorf("filesystem %+v", a.Filesystem)
+			}
+		})
+	}
+	t.Run("hosts overlaid with the pinned file", func(t *testing.T) {
+		spec := f.spec("/bin/escape", "read", "/etc/hosts")
+		spec.RootFS = rootfs
+		_, out, _, _ := runBox(t, spec, 20*time.Second)
+		if !strings.Contains(out, "localhost") || strings.Contains(out, hostHostsMarker) {
+			t.Errorf("hosts %q", out)
+		}
+	})
+	after, _ := os.ReadDir(rootfs)
+	if len(after) != len(before) {
+		t.Errorf("the complete root gained entries: %v -> %v", before, after)
+	}
+}
+
+// hostHostsMarker is the rootfs's own /etc/hosts line, which the pinned
+// hosts file must hide.
+const hostHostsMarker = "10.9.8.7 from-the-rootfs"
