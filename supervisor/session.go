@@ -50,6 +50,12 @@ type session struct {
 	input int    // 1-based index of the current input
 	open  bool   // an epoch is open in the transcript
 	exit  *sandbox.Exit
+
+	// The next input's wire line, encoded while the subject works on the
+	// current one (inputs whose line does not depend on the clock).
+	aheadFor  int // the 1-based index of the input aheadLine encodes; 0: none
+	aheadLine []byte
+	aheadErr  error
 }
 
 func newSession(ctx context.Context, rec *recorder, p proc, pio *pipeIO, req *Request) *session {
@@ -80,12 +86,47 @@ func (s *session) arm(pctx context.Context) {
 }
 
 func (s *session) send(m control.Message) error {
-	line, err := control.Encode(m)
+	line, err := encode(m)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", m.Kind(), err)
+		return err
 	}
 	_, err = s.io.write(line)
 	return err
+}
+
+func encode(m control.Message) ([]byte, error) {
+	line, err := control.Encode(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.Kind(), err)
+	}
+	return line, nil
+}
+
+// sendInput sends the current input: the line encoded ahead when there
+// is one.
+func (s *session) sendInput(in transcript.Input) error {
+	line, err := s.aheadLine, s.aheadErr
+	if s.aheadFor != s.input {
+		line, err = encode(controlInput(in, s.rec.w.Now()))
+	}
+	s.aheadFor, s.aheadLine, s.aheadErr = 0, nil, nil
+	if err != nil {
+		return err
+	}
+	_, err = s.io.write(line)
+	return err
+}
+
+// encodeAhead encodes the next input, unless its line depends on the
+// manual clock (input.clock carries the time after it is recorded). It
+// is pure work done while the subject handles the current input, off the
+// round trip; nothing is sent or recorded before its own epoch.
+func (s *session) encodeAhead(next transcript.Input) {
+	if _, clock := next.(transcript.ClockAdvanced); next == nil || clock {
+		return
+	}
+	s.aheadFor = s.input + 1
+	s.aheadLine, s.aheadErr = encode(controlInput(next, 0))
 }
 
 func (s *session) next() (control.Message, error) {
@@ -202,8 +243,12 @@ func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *end
 	for i, in := range inputs {
 		s.input = i + 1
 		_, stop := in.(transcript.Stop)
+		var next transcript.Input
+		if i+1 < len(inputs) {
+			next = inputs[i+1]
+		}
 		pctx, cancel := context.WithTimeoutCause(ctx, s.lim.Epoch, errEpochDeadline)
-		end := s.epoch(pctx, in, stop)
+		end := s.epoch(pctx, in, next, stop)
 		cancel()
 		if end != nil {
 			return end
@@ -215,7 +260,7 @@ func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *end
 	return lifecycleEnding(true, "stop", violAfterFinal, "", s.input, "the stop drain ended without a terminal message")
 }
 
-func (s *session) epoch(pctx context.Context, in transcript.Input, stop bool) *ending {
+func (s *session) epoch(pctx context.Context, in, next transcript.Input, stop bool) *ending {
 	s.arm(pctx)
 	if end := s.idle(pctx); end != nil {
 		return end
@@ -228,11 +273,12 @@ func (s *session) epoch(pctx context.Context, in transcript.Input, stop bool) *e
 		return s.recordEnd(err)
 	}
 	s.open = true
-	if err := s.send(controlInput(in, s.rec.w.Now())); err != nil {
+	if err := s.sendInput(in); err != nil {
 		if end := s.writeEnd(pctx, err); end != nil {
 			return end
 		}
 	}
+	s.encodeAhead(next)
 	return s.collect(pctx, stop)
 }
 
