@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,15 @@ func (s *session) run() error {
 		}
 	}
 	for epoch := 0; ; epoch++ {
+		if epoch%16 == 0 {
+			// A goroutine that only ever blocks in read(2) never passes
+			// through the scheduler: once it has "run" for 10 ms, sysmon
+			// takes its P at every 20 µs tick while it waits for input and
+			// wakes another thread for it, which costs every epoch a futex
+			// wakeup and a thread hop. Yielding now and then keeps sysmon
+			// backed off.
+			runtime.Gosched()
+		}
 		kind, err := s.input()
 		if err == io.EOF {
 			return nil // the adapter hung up: nothing left to answer
