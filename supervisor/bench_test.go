@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -81,4 +82,67 @@ func epochsPhase(b *testing.B, path string) time.Duration {
 	}
 	b.Fatalf("%s: no epochs phase", path)
 	return 0
+}
+
+// pingEnv makes the test binary the trivial peer of BenchmarkPipeRoundTrip.
+const pingEnv = "TV_SUPERVISOR_TEST_PING"
+
+// pingReply is the size of the echo subject's observation at 20×2.
+const pingReply = 650
+
+// pingChild answers every read from stdin with one pingReply-byte line,
+// with blocking reads and writes and no work: a subject that costs nothing.
+func pingChild() int {
+	buf := make([]byte, 4096)
+	reply := make([]byte, pingReply)
+	for i := range reply {
+		reply[i] = 'x'
+	}
+	reply[pingReply-1] = '\n'
+	for {
+		if n, err := os.Stdin.Read(buf); n == 0 || err != nil {
+			return 0
+		}
+		if _, err := os.Stdout.Write(reply); err != nil {
+			return 1
+		}
+	}
+}
+
+// BenchmarkPipeRoundTrip is the floor under BenchmarkEpochs: one short
+// line to a child process and one pingReply-byte line back, over the
+// supervisor's own pipes and pipeIO, with a Go child that does nothing
+// else. Every op is one round trip.
+func BenchmarkPipeRoundTrip(b *testing.B) {
+	p, err := openPipes(&Request{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), pingEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p.closeChild()
+	line := []byte(`{"kind":"input.key","payload":{"keys":["Control","c"]},"protocol":"termverify.control/v1"}` + "\n")
+	buf := make([]byte, 64<<10)
+	for b.Loop() {
+		if _, err := p.io.write(line); err != nil {
+			b.Fatal(err)
+		}
+		for got := 0; got < pingReply; {
+			n, err := p.io.read(buf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += n
+		}
+	}
+	_ = p.stdin.Close()
+	p.stdin = nil
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
 }

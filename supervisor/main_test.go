@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(supervisorChild())
 	}
+	if os.Getenv(pingEnv) != "" {
+		os.Exit(pingChild())
+	}
 	// libcontainer leaves a locked thread in each container's mount
 	// namespace; keep the main goroutine's thread out of that.
 	runtime.LockOSThread()
