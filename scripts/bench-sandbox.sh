@@ -11,6 +11,8 @@ BIN=${BIN:-bin/termverify-sandbox}
 [ "$(id -u)" = 0 ] || { echo "bench-sandbox: needs root" >&2; exit 1; }
 [ -x "$BIN" ] || CGO_ENABLED=1 go build -trimpath -o "$BIN" ./cmd/termverify-sandbox
 if ! command -v bwrap >/dev/null; then
+	# A fresh machine has no package lists yet: update first.
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
 fi
 state=$(mktemp -d /run/tvs-bench.XXXXXX)

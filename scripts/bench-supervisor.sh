@@ -14,6 +14,10 @@ BIN=bin/termverify-sandbox
 RUNS=${BENCH_RUNS:-21}
 EPOCHS=${BENCH_EPOCHS:-4900} # a transcript holds at most 10,000 records
 [ -x "$BIN" ] || { echo "bench: $BIN missing; run make build" >&2; exit 2; }
+if ! command -v jq >/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
