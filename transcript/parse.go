@@ -126,7 +126,7 @@ func Parse(data []byte) (t *Transcript, err error) {
 	if perr := normalize(t, lines, len(data)); perr != nil {
 		return nil, perr
 	}
-	if perr := t.semantic(); perr != nil {
+	if perr := t.semantic(lines); perr != nil {
 		return nil, perr
 	}
 	return t, nil
@@ -158,15 +158,52 @@ func frame(data []byte) ([][]byte, *Error) {
 		lines = append(lines, data[:i:i])
 		data = data[i+1:]
 	}
+	// Depth is counted on all CPUs; reporting stays in line order, size
+	// before depth for each line, exactly as a serial pass would.
+	deep := make([]bool, len(lines))
+	inChunks(lines, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if len(lines[i]) <= canon.MaxLineBytes {
+				deep[i] = canon.LexicalDepth(lines[i], canon.MaxDepth) > canon.MaxDepth
+			}
+		}
+	})
 	for i, l := range lines {
 		if len(l) > canon.MaxLineBytes {
 			return nil, lineErr(i, canon.RuleLineBytes, detail("%d bytes exceed %d", len(l), canon.MaxLineBytes))
 		}
-		if d := canon.LexicalDepth(l, canon.MaxDepth); d > canon.MaxDepth {
+		if deep[i] {
 			return nil, lineErr(i, canon.RuleDepth, detail("nesting deeper than %d", canon.MaxDepth))
 		}
 	}
 	return lines, nil
+}
+
+// inChunks calls fn over contiguous chunks of lines on all CPUs (up to 8),
+// split by bytes rather than lines because frames make line sizes uneven,
+// and waits for them. Small inputs stay on the calling goroutine.
+func inChunks(lines [][]byte, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var size int
+	for _, l := range lines {
+		size += len(l)
+	}
+	if workers < 2 || size < 1<<20 {
+		fn(0, len(lines))
+		return
+	}
+	var wg sync.WaitGroup
+	per := size/workers + 1
+	lo, acc := 0, 0
+	for i, l := range lines {
+		acc += len(l)
+		if acc >= per || i == len(lines)-1 {
+			start, end := lo, i+1
+			wg.Go(func() { fn(start, end) })
+			lo, acc = i+1, 0
+		}
+	}
+	wg.Wait()
 }
 
 // decodeAll applies steps 5 and 6: decode every line, then require every
@@ -188,28 +225,7 @@ func decodeAll(lines [][]byte) ([]Record, *Error) {
 			recs[i].Seq, recs[i].Value, canonical[i] = i, v, ok
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var size int
-	for _, l := range lines {
-		size += len(l)
-	}
-	if workers < 2 || size < 1<<20 {
-		decode(0, len(lines))
-	} else {
-		// Split by bytes, not lines: frames make line sizes uneven.
-		var wg sync.WaitGroup
-		per := size/workers + 1
-		lo, acc := 0, 0
-		for i, l := range lines {
-			acc += len(l)
-			if acc >= per || i == len(lines)-1 {
-				start, end := lo, i+1
-				wg.Go(func() { decode(start, end) })
-				lo, acc = i+1, 0
-			}
-		}
-		wg.Wait()
-	}
+	inChunks(lines, decode)
 	for i, err := range errs {
 		if err != nil {
 			return nil, canonErr(i, err)
@@ -266,15 +282,21 @@ func normalize(t *Transcript, lines [][]byte, total int) *Error {
 // semantic is step 8, in the spec's pass order: kinds and member sets
 // (whole file), placement and ids (whole file), then the record-by-record
 // validator for every later pass.
-func (t *Transcript) semantic() *Error {
+func (t *Transcript) semantic(lines [][]byte) *Error {
+	// Each record's envelope is checked on its own, so on all CPUs; the
+	// first violation by record order is reported.
 	fields := make([]envelopeFields, len(t.Records))
-	for i := range t.Records {
-		f, err := checkEnvelope(i, &t.Records[i].Value)
+	errs := make([]*Error, len(t.Records))
+	inChunks(lines, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fields[i], errs[i] = checkEnvelope(i, &t.Records[i].Value)
+		}
+	})
+	for i, err := range errs {
 		if err != nil {
 			return err
 		}
-		fields[i] = f
-		t.Records[i].ID, t.Records[i].Kind = f.id, f.kind
+		t.Records[i].ID, t.Records[i].Kind = fields[i].id, fields[i].kind
 	}
 	var p placement
 	for i := range fields {
