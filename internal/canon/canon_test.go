@@ -159,6 +159,52 @@ func TestValuesBudget(t *testing.T) {
 	}
 }
 
+// lexicalDepthOracle is the plain byte-at-a-time definition LexicalDepth
+// must agree with: brackets counted outside strings, a backslash in a
+// string skipping the next byte.
+func lexicalDepthOracle(line []byte, limit int) int {
+	depth, max := 0, 0
+	inString := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > max {
+				max = depth
+				if max > limit {
+					return max
+				}
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return max
+}
+
+func FuzzLexicalDepth(f *testing.F) {
+	for _, s := range []string{`{"a":"\\"}`, `{"a":"\\\"[["}`, `["\"`, `{"a":"x\\\\"}[[`, `"\\`, `[[[`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if got, want := LexicalDepth(line, 64), lexicalDepthOracle(line, 64); got != want {
+			t.Fatalf("LexicalDepth(%q) = %d, oracle %d", line, got, want)
+		}
+	})
+}
+
 func TestLexicalDepth(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

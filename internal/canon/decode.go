@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -70,22 +71,20 @@ func LexicalDepth(line []byte, limit int) int {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		if inString {
-			// Jump to the next quote or backslash; everything between is
-			// string content and cannot nest.
-			j := i
-			for j < len(line) && plain(line[j]) {
-				j++
-			}
-			if j >= len(line) {
+			// Jump to the next quote (IndexByte is vectorized); it ends the
+			// string unless an odd run of backslashes escapes it. Nothing
+			// inside a string nests.
+			k := bytes.IndexByte(line[i:], '"')
+			if k < 0 {
 				break
 			}
-			i = j
-			switch line[i] {
-			case '\\':
-				i++
-			case '"':
-				inString = false
+			q := i + k
+			n := 0
+			for p := q - 1; p >= i && line[p] == '\\'; p-- {
+				n++
 			}
+			i = q
+			inString = n%2 == 1
 			continue
 		}
 		switch c {
@@ -443,6 +442,28 @@ func (d *decoder) array(depth int) (Value, error) {
 // str decodes the string starting at the opening quote at d.pos.
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
+	// Fast path: find the closing quote with the vectorized IndexByte; if
+	// no backslash comes before it and no control character, the string is
+	// that span as it stands.
+	if q := bytes.IndexByte(d.data[start:], '"'); q >= 0 {
+		seg := d.data[start : start+q]
+		end := len(seg)
+		if b := bytes.IndexByte(seg, '\\'); b >= 0 {
+			end = b
+		}
+		for k, c := range seg[:end] {
+			if c < 0x20 {
+				d.pos = start + k
+				return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
+			}
+		}
+		if end < len(seg) {
+			return d.strSlow(start, start+end)
+		}
+		s := d.src[start : start+q]
+		d.pos = start + q + 1
+		return s, d.countString(len(s))
+	}
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
