@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"sync"
 
@@ -90,11 +91,18 @@ func (t *Transcript) Terminal() string { return t.Records[len(t.Records)-1].Kind
 // bytes are read, so an oversized input is rejected without reading it
 // all) and parses it. I/O errors are returned as they are, not as *Error.
 func Read(r io.Reader) (*Transcript, error) {
-	data, err := io.ReadAll(io.LimitReader(r, canon.MaxTranscriptBytes+1))
-	if err != nil {
+	// Size the buffer once when the reader can say how big it is (a file):
+	// growing it by doubling re-copies a 30 MiB transcript several times.
+	var buf bytes.Buffer
+	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if info, err := st.Stat(); err == nil && info.Mode().IsRegular() {
+			buf.Grow(int(min(info.Size(), canon.MaxTranscriptBytes)) + 1)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, canon.MaxTranscriptBytes+1)); err != nil {
 		return nil, err
 	}
-	return Parse(data)
+	return Parse(buf.Bytes())
 }
 
 // Validate reports the first violation in data, or nil.
