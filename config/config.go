@@ -146,27 +146,12 @@ func closedMembers(obj *canon.Value, member, rule string, required []string, opt
 	if obj.Kind != canon.Object {
 		return bad(member, rule, "must be an object")
 	}
-	for _, r := range required {
-		if _, ok := obj.Get(r); !ok {
-			return bad(member, rule, "is missing member %s", r)
-		}
-	}
-	for _, m := range obj.Members {
-		if IsExtension(m.Key) || contains(required, m.Key) || contains(optional, m.Key) {
-			continue
-		}
-		return bad(member, rule, "has an unknown member %s", canon.Quote(m.Key))
+	if missing, unknown := obj.CheckClosed(required, optional); missing != "" {
+		return bad(member, rule, "is missing member %s", missing)
+	} else if unknown != "" {
+		return bad(member, rule, "has an unknown member %s", canon.Quote(unknown))
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidSeed reports whether s is a canonical decimal unsigned 64-bit integer:

@@ -561,16 +561,12 @@ func closed(v *canon.Value, at *path, required, optional []string) error {
 	if v.Kind != canon.Object {
 		return malformed(RuleType, at.String(), "must be an object, not %s", describe(v))
 	}
-	for i := range v.Members {
-		k := v.Members[i].Key
-		if !isExtension(k) && !slices.Contains(required, k) && !slices.Contains(optional, k) {
-			return fieldErr(RuleUnknownMember, at, k, "member %s is reserved", canon.Quote(k))
-		}
-	}
-	for _, name := range required {
-		if _, ok := v.Get(name); !ok {
-			return fieldErr(RuleMissingMember, at, name, "required member is missing")
-		}
+	missing, unknown := v.CheckClosed(required, optional)
+	switch {
+	case unknown != "":
+		return fieldErr(RuleUnknownMember, at, unknown, "member %s is reserved", canon.Quote(unknown))
+	case missing != "":
+		return fieldErr(RuleMissingMember, at, missing, "required member is missing")
 	}
 	return nil
 }

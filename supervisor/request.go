@@ -334,27 +334,12 @@ func closedObject(v *canon.Value, what string, required, optional []string) erro
 	if v.Kind != canon.Object {
 		return fmt.Errorf("%s must be an object", what)
 	}
-	for _, name := range required {
-		if _, ok := v.Get(name); !ok {
-			return fmt.Errorf("%s: missing member %s", what, name)
-		}
-	}
-	for _, m := range v.Members {
-		if config.IsExtension(m.Key) || contains(required, m.Key) || contains(optional, m.Key) {
-			continue
-		}
-		return fmt.Errorf("%s: unknown member %s", what, canon.Quote(m.Key))
+	if missing, unknown := v.CheckClosed(required, optional); missing != "" {
+		return fmt.Errorf("%s: missing member %s", what, missing)
+	} else if unknown != "" {
+		return fmt.Errorf("%s: unknown member %s", what, canon.Quote(unknown))
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ScriptError names the input script line that was refused.

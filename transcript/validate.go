@@ -76,29 +76,10 @@ func closed(obj *canon.Value, required, optional []string) error {
 	if obj.Kind != canon.Object {
 		return errors.New("must be an object")
 	}
-	// One pass over the members: count the required ones (member names are
-	// unique, Decode saw to that) and note the first unknown one. A missing
-	// member is still reported before an unknown one.
-	found := 0
-	unknown := -1
-	for i := range obj.Members {
-		k := obj.Members[i].Key
-		switch {
-		case has(required, k):
-			found++
-		case unknown < 0 && !has(optional, k) && !isExtension(k):
-			unknown = i
-		}
-	}
-	if found < len(required) {
-		for _, name := range required {
-			if _, ok := obj.Get(name); !ok {
-				return errors.New("missing member " + canon.Quote(name))
-			}
-		}
-	}
-	if unknown >= 0 {
-		return errors.New("unknown member " + canon.Quote(obj.Members[unknown].Key))
+	if missing, unknown := obj.CheckClosed(required, optional); missing != "" {
+		return errors.New("missing member " + canon.Quote(missing))
+	} else if unknown != "" {
+		return errors.New("unknown member " + canon.Quote(unknown))
 	}
 	return nil
 }

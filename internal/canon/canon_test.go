@@ -325,3 +325,27 @@ func TestDecoderReuse(t *testing.T) {
 		checkDecoderReuse(t, []byte(s))
 	}
 }
+
+func TestCheckClosed(t *testing.T) {
+	cases := []struct {
+		in               string
+		missing, unknown string
+	}{
+		{`{"a":1,"b":2}`, "", ""},
+		{`{"a":1,"b":2,"c":3}`, "", ""},
+		{`{"a":1,"x-note":2}`, "b", ""},
+		{`{"b":1,"a":2,"z":3}`, "", "z"},
+		{`{"z":1,"y":2}`, "a", "z"},
+		{`{"a":1,"b":2,"x":3}`, "", "x"},
+	}
+	for _, tc := range cases {
+		v, _, err := Decode([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing, unknown := v.CheckClosed([]string{"a", "b"}, []string{"c"})
+		if missing != tc.missing || unknown != tc.unknown {
+			t.Errorf("CheckClosed(%s) = (%q, %q), want (%q, %q)", tc.in, missing, unknown, tc.missing, tc.unknown)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package canon
 
 import (
 	"strconv"
+	"strings"
 )
 
 // The fixed termverify v1 budgets, shared by the control and transcript
@@ -195,6 +196,49 @@ func Equal(a, b *Value) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// CheckClosed checks the member set of the object v against a closed
+// schema: every required member present, nothing outside required,
+// optional and the x- extension members every termverify object admits.
+// It returns the first missing required member (in required's order) and
+// the first unknown member (in v's order); both are empty when the set is
+// complete and closed, and the caller decides which to report first (the
+// two protocols differ). Member names are unique (Decode rejects
+// duplicates), so one pass counts the required ones.
+func (v *Value) CheckClosed(required, optional []string) (missing, unknown string) {
+	found := 0
+	unknownAt := -1
+	for i := range v.Members {
+		k := v.Members[i].Key
+		switch {
+		case inList(required, k):
+			found++
+		case unknownAt < 0 && !inList(optional, k) && !strings.HasPrefix(k, "x-"):
+			unknownAt = i
+		}
+	}
+	if found < len(required) {
+		for _, name := range required {
+			if _, ok := v.Get(name); !ok {
+				missing = name
+				break
+			}
+		}
+	}
+	if unknownAt >= 0 {
+		unknown = v.Members[unknownAt].Key
+	}
+	return missing, unknown
+}
+
+func inList(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
 	return false
 }
