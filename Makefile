@@ -15,8 +15,13 @@ setup:
 	@bash scripts/setup.sh
 
 # cgo is required: libcontainer's nsenter runs C before the Go runtime.
+# Linked statically (netgo, osusergo: no NSS), so that the binary, which is
+# also our PID-1 reaper inside the sandbox, runs in a --rootfs without a C
+# library, and each of its three process starts skips the dynamic loader.
+# cmd/termverify-sandbox/exec_test.go builds it the same way.
+STATIC := -tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static'
 build: setup
-	CGO_ENABLED=1 $(GO) build -trimpath -o $(BIN) ./cmd/termverify-sandbox
+	CGO_ENABLED=1 $(GO) build -trimpath $(STATIC) -o $(BIN) ./cmd/termverify-sandbox
 
 # The README's first command: build, then run the main job on the bundled example.
 example: build

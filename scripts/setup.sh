@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
+# The binary is linked statically (see the Makefile): it needs libc.a.
+if command -v gcc >/dev/null && [ "$(gcc -print-file-name=libc.a)" = libc.a ]; then
+	need_apt+=(libc6-dev)
+fi
 command -v ip >/dev/null || need_apt+=(iproute2)
 if [ "${#need_apt[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive

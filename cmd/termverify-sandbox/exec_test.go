@@ -18,12 +18,15 @@ import (
 )
 
 // buildBinary builds the real termverify-sandbox into a directory every
-// user can read, so the rootless tests can run it as another uid.
+// user can read, so the rootless tests can run it as another uid. It links
+// it as the Makefile's build target does (keep the two in step): static,
+// so our PID-1 reaper also runs in a --rootfs that has no C library.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	dir := publicTempDir(t, 0o755)
 	bin := filepath.Join(dir, "termverify-sandbox")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-tags", "netgo osusergo",
+		"-ldflags", "-linkmode external -extldflags -static", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -109,6 +112,27 @@ func TestExec(t *testing.T) {
 				t.Errorf("stderr %q, want it to contain %q", errOut, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestExecRootfsWithoutLibc runs a static program in a --rootfs that holds
+// nothing else: no C library, no loader. Our PID-1 reaper (this binary,
+// statically linked) must start there and report the subject's own exit.
+func TestExecRootfsWithoutLibc(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	root := publicTempDir(t, 0o755)
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "echo-subject"), "../../examples/echo-subject")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build echo-subject: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	// An unknown mode makes the echo subject say so and exit 2.
+	_, errOut, status := run(t, exec.Command(bin, "exec", "--state-dir", state, "--rootfs", root, "--", "/echo-subject", "no-such-mode"))
+	if status != 2 || !strings.Contains(errOut, "unknown mode") {
+		t.Fatalf("status %d, stderr %q; want the subject's own exit 2 and its message", status, errOut)
 	}
 }
 
