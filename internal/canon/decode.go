@@ -116,7 +116,9 @@ func LexicalDepth(line []byte, limit int) int {
 // the decoded value; it is computed in the same pass, and proven against
 // github.com/gowebpki/jcs by this package's fuzz tests.
 func Decode(line []byte) (v Value, canonical bool, err error) {
-	var dec Decoder
+	// A one-off decode allocates each container exactly: slabs pay off only
+	// when a Decoder is reused.
+	dec := Decoder{exact: true}
 	return dec.Decode(line)
 }
 
@@ -133,12 +135,14 @@ type Decoder struct {
 	itemSlab   []Value
 	memberSlab []Member
 	strSlab    []byte // decoded escaped strings, append-only
+
+	exact bool // no slabs: every container and escaped string allocated to size
 }
 
 // stringBuf returns an empty buffer of capacity n for decoding an escaped
 // string: the free tail of the string slab when it fits.
 func (dec *Decoder) stringBuf(n int) []byte {
-	if n > maxStrSlab/4 {
+	if dec.exact || n > maxStrSlab/4 {
 		return make([]byte, 0, n)
 	}
 	if cap(dec.strSlab)-len(dec.strSlab) < n {
@@ -168,7 +172,7 @@ const (
 // carveItems returns a copy of src carved from the item slab.
 func (dec *Decoder) carveItems(src []Value) []Value {
 	n := len(src)
-	if n > maxSlab/4 {
+	if dec.exact || n > maxSlab/4 {
 		return append([]Value(nil), src...)
 	}
 	if cap(dec.itemSlab)-len(dec.itemSlab) < n {
@@ -182,7 +186,7 @@ func (dec *Decoder) carveItems(src []Value) []Value {
 // carveMembers returns a copy of src carved from the member slab.
 func (dec *Decoder) carveMembers(src []Member) []Member {
 	n := len(src)
-	if n > maxSlab/4 {
+	if dec.exact || n > maxSlab/4 {
 		return append([]Member(nil), src...)
 	}
 	if cap(dec.memberSlab)-len(dec.memberSlab) < n {
