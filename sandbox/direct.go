@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"maps"
@@ -49,19 +48,10 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if err != nil {
 		return stepErr("direct", "executable", err)
 	}
-	liveR, liveW, err := os.Pipe()
+	liveR, reportW, err := sb.reaperPipes(c)
 	if err != nil {
-		return stepErr("liveness pipe", "", err)
+		return err
 	}
-	sb.liveW = liveW
-	c.add(liveW.Close)
-	reportR, reportW, err := os.Pipe()
-	if err != nil {
-		liveR.Close()
-		return stepErr("report pipe", "", err)
-	}
-	sb.reportF, sb.report = reportR, bufio.NewReader(reportR)
-	c.add(reportR.Close)
 	goR, goW, err := os.Pipe()
 	if err != nil {
 		liveR.Close()

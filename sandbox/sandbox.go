@@ -170,25 +170,17 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	c.add(ct.Destroy)
 	sb.mark("created")
 
-	liveR, liveW, err := os.Pipe()
+	liveR, reportW, err := sb.reaperPipes(c)
 	if err != nil {
-		return stepErr("liveness pipe", "", err)
+		return err
 	}
-	sb.liveW = liveW
-	c.add(liveW.Close)
-	reportR, reportW, err := os.Pipe()
-	if err != nil {
-		liveR.Close()
-		return stepErr("report pipe", "", err)
-	}
-	sb.reportF, sb.report = reportR, bufio.NewReader(reportR)
-	c.add(reportR.Close)
 
 	uid, gid := s.UID, s.GID
 	p := &libcontainer.Process{
 		// /proc/self/exe of libcontainer's init is its sealed copy of this
-		// binary, reachable in any root: the reaper needs nothing from the
-		// sandbox's filesystem but the dynamic loader and libc.
+		// binary, reachable in any root: statically linked (make build), the
+		// reaper needs nothing from the sandbox's filesystem; a dynamically
+		// linked build needs the loader and libc there.
 		Args:       append([]string{"/proc/self/exe", ReaperArg, reaperSandbox, "--"}, s.Args...),
 		Env:        s.Env,
 		Cwd:        s.workdir(),
@@ -472,4 +464,26 @@ func chownTree(root string, uid, gid int) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// reaperPipes opens the two pipes every reaper gets: liveness (the
+// supervisor keeps the write end; EOF tells the reaper its supervisor died)
+// and report (the reaper writes the subject's exit). It keeps our ends on
+// sb and registers their cleanup; the caller hands liveR and reportW to the
+// reaper and closes them once it has started.
+func (sb *Sandbox) reaperPipes(c *cleanup) (liveR, reportW *os.File, err error) {
+	liveR, liveW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, stepErr("liveness pipe", "", err)
+	}
+	sb.liveW = liveW
+	c.add(liveW.Close)
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		liveR.Close()
+		return nil, nil, stepErr("report pipe", "", err)
+	}
+	sb.reportF, sb.report = reportR, bufio.NewReader(reportR)
+	c.add(reportR.Close)
+	return liveR, reportW, nil
 }
