@@ -10,7 +10,7 @@ import (
 )
 
 // runControl runs the CLI with args and stdin, returning stdout and the
-// exit status main would choose.
+// exit status main would choose. Other commands' tests use it too.
 func runControl(t *testing.T, stdin io.Reader, args ...string) (string, int) {
 	t.Helper()
 	root := newRootCmd()

@@ -121,12 +121,7 @@ func TestExec(t *testing.T) {
 func TestExecRootfsWithoutLibc(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)
-	root := publicTempDir(t, 0o755)
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "echo-subject"), "../../examples/echo-subject")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build echo-subject: %v\n%s", err, out)
-	}
+	root := echoSubjectRoot(t)
 	state := t.TempDir()
 	sandboxtest.CheckNoLeaks(t, state, "")
 	// An unknown mode makes the echo subject say so and exit 2.

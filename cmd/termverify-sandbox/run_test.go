@@ -20,12 +20,7 @@ import (
 func TestRunAndReceipts(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)
-	root := publicTempDir(t, 0o755)
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "echo-subject"), "../../examples/echo-subject")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build echo-subject: %v\n%s", err, out)
-	}
+	root := echoSubjectRoot(t)
 	dir := t.TempDir()
 	runArgs := func(transcript string, extra ...string) []string {
 		args := []string{"run", "--request", "../../examples/request.json", "--inputs", "../../examples/inputs.jsonl",
@@ -89,4 +84,18 @@ func TestRunAndReceipts(t *testing.T) {
 	if code != exitOK || strings.Count(stdout, "\n") < 10 || !strings.HasSuffix(strings.TrimSpace(stdout), `"seq":`+strconv.Itoa(strings.Count(strings.TrimSpace(stdout), "\n"))+`}`) {
 		t.Errorf("--transcript -: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// echoSubjectRoot builds the example echo subject, statically (no C
+// library needed), into a new directory every user can read, and returns
+// the directory.
+func echoSubjectRoot(t *testing.T) string {
+	t.Helper()
+	root := publicTempDir(t, 0o755)
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "echo-subject"), "../../examples/echo-subject")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build echo-subject: %v\n%s", err, out)
+	}
+	return root
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,20 +12,7 @@ import (
 // the exit status main would choose.
 func runValidate(t *testing.T, stdin io.Reader, args ...string) (string, int) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetArgs(append([]string{"validate"}, args...))
-	root.SetIn(stdin)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.Execute()
-	if err == nil {
-		return out.String(), exitOK
-	}
-	if ee, ok := errors.AsType[*exitError](err); ok {
-		return out.String(), ee.Code
-	}
-	return out.String(), exitUsage
+	return runControl(t, stdin, append([]string{"validate"}, args...)...)
 }
 
 func TestValidate(t *testing.T) {
