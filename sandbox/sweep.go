@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
@@ -48,19 +49,28 @@ func procStartTime(pid int) (uint64, error) {
 // ownerAlive reports whether the supervisor recorded in dir still runs.
 // An unreadable record counts as alive unless the directory is old enough
 // that no Start can still be writing it.
+//
+// Start makes the directory and writes the record a few microseconds
+// apart; a Sweep from another supervisor can land in between, and must
+// not take the directory from under it.
 func ownerAlive(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
-	if err != nil {
-		return false
-	}
 	var pid int
 	var start uint64
-	if _, err := fmt.Sscanf(string(b), "%d %d", &pid, &start); err != nil {
-		return false
+	if err == nil {
+		_, err = fmt.Sscanf(string(b), "%d %d", &pid, &start)
+	}
+	if err != nil {
+		fi, statErr := os.Stat(dir)
+		return statErr == nil && time.Since(fi.ModTime()) < ownerGrace
 	}
 	now, err := procStartTime(pid)
 	return err == nil && now == start
 }
+
+// ownerGrace is how long a state directory without a readable owner
+// record is presumed to belong to a Start still writing it.
+const ownerGrace = time.Minute
 
 // SweepReport lists what Sweep removed.
 type SweepReport struct {

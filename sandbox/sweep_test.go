@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestSweep(t *testing.T) {
@@ -30,6 +31,19 @@ func TestSweep(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dead, ownerFile), fmt.Appendf(nil, "%d 1\n", child.Process.Pid), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Ownerless: one a Start is still writing (fresh) stays; one a
+	// supervisor killed between mkdir and the record (old) goes.
+	starting := filepath.Join(state, "tvs-starting")
+	abandoned := filepath.Join(state, "tvs-abandoned")
+	for _, d := range []string{starting, abandoned} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * ownerGrace)
+	if err := os.Chtimes(abandoned, old, old); err != nil {
+		t.Fatal(err)
+	}
 	// Not ours: left alone whatever it holds.
 	other := filepath.Join(state, "unrelated")
 	if err := os.Mkdir(other, 0o700); err != nil {
@@ -39,16 +53,18 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Removed, []string{"tvs-dead"}) || !slices.Equal(rep.Skipped, []string{"tvs-live"}) {
+	if !slices.Equal(rep.Removed, []string{"tvs-abandoned", "tvs-dead"}) || !slices.Equal(rep.Skipped, []string{"tvs-live", "tvs-starting"}) {
 		t.Errorf("report %+v", rep)
 	}
-	for _, p := range []string{live, other} {
+	for _, p := range []string{live, starting, other} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}
 	}
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("%s still there: %v", dead, err)
+	for _, p := range []string{dead, abandoned} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", p, err)
+		}
 	}
 	if rep, err := Sweep(filepath.Join(state, "missing")); err != nil || len(rep.Removed) != 0 {
 		t.Errorf("missing state dir: %+v %v", rep, err)

@@ -31,7 +31,8 @@ func TestExample(t *testing.T) {
 	req.EvidencePath = filepath.Join(t.TempDir(), "evidence.json")
 	o := runCase(t, req)
 	if !o.res.Succeeded() {
-		t.Fatalf("result %+v", o.res)
+		ev, _ := os.ReadFile(req.EvidencePath)
+		t.Fatalf("result %+v, refusal %+v, evidence %s", o.res, o.res.Refusal, ev)
 	}
 	want := map[receipts.Constraint]string{
 		receipts.Seed: "delivered", receipts.Clock: "delivered", receipts.Locale: "delivered",
