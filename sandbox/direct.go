@@ -16,6 +16,8 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/reaper"
+
 	"github.com/termverify/termverify-sandbox/receipts"
 )
 
@@ -60,7 +62,8 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	}
 	defer goW.Close()
 
-	cmd := exec.Command(exe, append([]string{ReaperArg, reaperDirect, "--"}, s.Args...)...)
+	args, _ := reaperArgs(reaper.ModeDirect, s.Args)
+	cmd := exec.Command(exe, args...)
 	cmd.Args[0] = "termverify-sandbox-reaper"
 	cmd.Dir, cmd.Env = s.Root, s.Env
 	if s.Stdin != nil {

@@ -15,8 +15,9 @@
 // It refuses: to run without a seccomp filter (ErrUnsupportedArch off
 // amd64), to mount the caller's directories as the container root, to
 // deliver an allow-list without a network namespace. It never prints, exits
-// or panics, except ReaperMain and LibcontainerInit, which are processes of
-// their own. Binaries (and test binaries) that start sandboxes must
-// dispatch InitArg and ReaperArg before anything else and should lock the
-// main goroutine to the main thread; see docs/SANDBOX.md.
+// or panics, except LibcontainerInit, which is a process of its own.
+// Binaries (and test binaries) that start sandboxes must dispatch InitArg
+// before anything else and should lock the main goroutine to the main
+// thread; the PID-1 reaper (internal/reaper, C) needs no dispatch: it runs
+// from an ELF constructor before the Go runtime. See docs/SANDBOX.md.
 package sandbox

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/reaper"
 	"github.com/termverify/termverify-sandbox/netpolicy"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -144,7 +145,7 @@ func tryClone(flags uintptr, rootless bool) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe, ReaperArg, reaperNoop)
+	cmd := exec.Command(exe, reaper.Arg, reaper.ModeNoop)
 	attr := &syscall.SysProcAttr{Cloneflags: flags}
 	if rootless || flags&unix.CLONE_NEWUSER != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
@@ -168,7 +169,7 @@ func trialSandbox(ctx context.Context, stateDir string, withAllow bool) (*Applie
 		return nil, err
 	}
 	spec := Spec{
-		Args:     []string{"/proc/self/exe", ReaperArg, reaperNoop},
+		Args:     []string{"/proc/self/exe", reaper.Arg, reaper.ModeNoop},
 		Root:     dir,
 		StateDir: stateDir,
 		Limits:   Limits{MemoryBytes: 64 << 20, Pids: 64},

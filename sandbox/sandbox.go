@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/reaper"
 	"github.com/termverify/termverify-sandbox/netpolicy"
 
 	// Device rules and nsenter's pre-Go-runtime namespace setup are
@@ -146,7 +147,8 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("resolve network", string(s.Network.Mode), err)
 	}
 	sb.mark("resolved")
-	if _, err := buildFilter(); err != nil {
+	args, err := reaperArgs(reaper.ModeSandbox, s.Args)
+	if err != nil {
 		return stepErr("seccomp", "", err) // fail before anything runs
 	}
 	root := filepath.Join(sb.dir, "root")
@@ -181,7 +183,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		// binary, reachable in any root: statically linked (make build), the
 		// reaper needs nothing from the sandbox's filesystem; a dynamically
 		// linked build needs the loader and libc there.
-		Args:       append([]string{"/proc/self/exe", ReaperArg, reaperSandbox, "--"}, s.Args...),
+		Args:       append([]string{"/proc/self/exe"}, args...),
 		Env:        s.Env,
 		Cwd:        s.workdir(),
 		UID:        uid,
@@ -254,24 +256,24 @@ func (sb *Sandbox) awaitSubject(onFilter func() error) error {
 			return stepErr("start subject", sb.spec.Args[0], fmt.Errorf("init ended before starting the subject: %w", err))
 		}
 		switch ev.word {
-		case reportSeccomp:
+		case reaper.ReportSeccomp:
 			if onFilter != nil {
 				if err := onFilter(); err != nil {
 					return err
 				}
 			}
-		case reportStarted:
+		case reaper.ReportStarted:
 			sb.evidence.SubjectPID, _ = strconv.Atoi(firstArg(ev))
 			sb.mark("subject-started")
 			return nil
-		case reportExecErr:
+		case reaper.ReportExecErr:
 			code, _ := strconv.Atoi(firstArg(ev))
 			msg := ""
 			if len(ev.line) > len(ev.word)+len(firstArg(ev))+2 {
 				msg = ev.line[len(ev.word)+len(firstArg(ev))+2:]
 			}
 			return &ExecError{Path: sb.spec.Args[0], Code: code, Msg: msg}
-		case reportError:
+		case reaper.ReportError:
 			return stepErr("init", "", errors.New(ev.line))
 		default:
 			return stepErr("init", "", fmt.Errorf("unexpected report %q", ev.line))
@@ -357,10 +359,10 @@ func (sb *Sandbox) wait() (Exit, error) {
 			break // EOF: the init is gone without a word
 		}
 		switch ev.word {
-		case reportExited:
+		case reaper.ReportExited:
 			ex.Code, _ = strconv.Atoi(firstArg(ev))
 			reported = true
-		case reportSignal:
+		case reaper.ReportSignaled:
 			n, _ := strconv.Atoi(firstArg(ev))
 			ex.Code, ex.Signal = -1, signalName(unix.Signal(n))
 			reported = true

@@ -3,15 +3,14 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter is a classic-BPF program built here in Go and installed
-// by our PID-1 init on itself (SECCOMP_FILTER_FLAG_TSYNC, so every thread of
-// the Go runtime carries it) before it forks the subject, which inherits it
-// across fork and execve. Building it in Go avoids libcontainer's seccomp
+// The seccomp filter is a classic-BPF program built here in Go, handed to
+// our PID-1 reaper (internal/reaper, C) in its argv, and installed by the
+// reaper on itself before it forks the subject, which inherits it across
+// fork and execve. Building it in Go avoids libcontainer's seccomp
 // path, which needs cgo libseccomp (-tags seccomp, libseccomp-dev and a
 // runtime libseccomp.so); a deny-list is a few dozen instructions, small
 // enough to read and test directly.
@@ -132,27 +131,4 @@ func buildFilter() ([]unix.SockFilter, error) {
 		return nil, fmt.Errorf("seccomp filter too long: %d instructions", len(p))
 	}
 	return p, nil
-}
-
-// installFilter sets no_new_privs (already set by libcontainer; required
-// for an unprivileged filter) and installs the filter on every thread.
-func installFilter() error {
-	prog, err := buildFilter()
-	if err != nil {
-		return err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl no_new_privs: %w", err)
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	r, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
-	runtime.KeepAlive(prog)
-	if errno != 0 {
-		return fmt.Errorf("seccomp set filter: %w", errno)
-	}
-	if r != 0 {
-		return fmt.Errorf("seccomp tsync: thread %d could not be synchronized", r)
-	}
-	return nil
 }

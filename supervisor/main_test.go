@@ -32,17 +32,12 @@ var env struct {
 
 // TestMain makes the test binary a sandbox binary too, as runc's
 // integration/init_test.go does: libcontainer re-executes it with argv[1]
-// == "init", and the sandbox's PID 1 is it in reaper mode. A third mode,
+// == "init" (its PID-1 reaper mode is C, run before the Go runtime). A mode,
 // the supervisor child, lets the signal tests SIGTERM and SIGKILL a real
 // supervisor process.
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 {
-		switch os.Args[1] {
-		case sandbox.InitArg:
-			sandbox.LibcontainerInit()
-		case sandbox.ReaperArg:
-			sandbox.ReaperMain()
-		}
+	if len(os.Args) >= 2 && os.Args[1] == sandbox.InitArg {
+		sandbox.LibcontainerInit()
 	}
 	if os.Getenv(childEnv) != "" {
 		os.Exit(supervisorChild())

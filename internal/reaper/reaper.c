@@ -1,0 +1,371 @@
+// The sandbox's PID 1 (and, with isolation none, the subject's subreaper),
+// run from an ELF constructor so that no Go runtime starts in it. See
+// reaper.go for the protocol; the constants below must match it (the
+// package's tests compare them).
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reaper.h"
+
+// say writes one report line in a single write(2): the supervisor reads
+// lines, and a failed write only means it is gone (liveness handles that).
+static void say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	while (write(TVS_FD_REPORT, buf, n) < 0 && errno == EINTR)
+		;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+// install_filter decodes the program the supervisor built (8 bytes per
+// instruction, little-endian struct sock_filter, lower-case hex) and
+// installs it on this process; the subject inherits it across fork and
+// execve. The caller has no_new_privs set by libcontainer; we set it again
+// so the call cannot fail for want of it.
+static int install_filter(const char *hex)
+{
+	size_t n = strlen(hex);
+	if (n == 0 || n % 16 != 0 || n / 16 > BPF_MAXINSNS) {
+		say(TVS_REPORT_ERROR " seccomp: filter of %zu hex digits", n);
+		return -1;
+	}
+	size_t len = n / 16;
+	struct sock_filter prog[BPF_MAXINSNS];
+	unsigned char *b = (unsigned char *)prog;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			say(TVS_REPORT_ERROR " seccomp: bad hex at %zu", 2 * i);
+			return -1;
+		}
+		b[i] = (unsigned char)(hi << 4 | lo);
+	}
+	struct sock_fprog fprog = {.len = (unsigned short)len, .filter = prog};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		say(TVS_REPORT_ERROR " seccomp: prctl no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
+		say(TVS_REPORT_ERROR " seccomp: set filter: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+// seccomp_mode reads this process's mode (2 = filter) back from the
+// kernel, so the report states what is in force, not what was attempted.
+static void seccomp_mode(char *out, size_t n)
+{
+	snprintf(out, n, "unknown");
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	char line[256];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Seccomp:", 8) == 0) {
+			char *v = line + 8;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = 0;
+			snprintf(out, n, "%s", v);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+// lookpath is the shell's rule: a name with a slash is a path; anything
+// else is searched in $PATH, an empty entry meaning the working directory.
+static int lookpath(const char *name, char *out, size_t n)
+{
+	if (strchr(name, '/')) {
+		snprintf(out, n, "%s", name);
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int dl = (int)(end - p);
+		if (dl == 0)
+			snprintf(out, n, "./%s", name);
+		else
+			snprintf(out, n, "%.*s/%s", dl, p, name);
+		struct stat st;
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		if (*end == 0)
+			break;
+		p = end;
+	}
+	return -1;
+}
+
+// kill_descendants SIGKILLs our children until none is left. As a
+// subreaper every orphaned descendant becomes our child, so repeating until
+// wait reports ECHILD reaches the whole tree, forks racing us included.
+static void kill_descendants(void)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		FILE *f = fopen(path, "re");
+		if (f) {
+			int pid;
+			while (fscanf(f, "%d", &pid) == 1)
+				kill(pid, SIGKILL);
+			fclose(f);
+		}
+		int st;
+		if (wait4(-1, &st, 0, NULL) < 0 && errno == ECHILD)
+			return;
+	}
+}
+
+// The signals passed on to the subject. SIGCHLD drives reaping; SIGPIPE
+// and the terminal stop signals are about our own I/O.
+static const int forwarded[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+	SIGALRM, SIGWINCH, SIGCONT, SIGVTALRM, SIGPROF, SIGXCPU,
+};
+
+static int reaper(int argc, char **argv, char **envp)
+{
+	if (argc < 3)
+		return 2;
+	const char *mode = argv[2];
+	if (strcmp(mode, TVS_MODE_NOOP) == 0)
+		return 0;
+	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
+	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
+	if ((!sandboxed && !direct) || argc < 6 || strcmp(argv[4], "--") != 0)
+		return 2;
+	const char *filter = argv[3];
+	char **sargv = argv + 5;
+
+	// The subject runs as our uid: without this it could ptrace us or
+	// open /proc/1/mem (seccomp also denies ptrace; this is the second lock).
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	// A report write after the supervisor died must fail with EPIPE, not
+	// kill us before liveness does; the subject gets the disposition back.
+	struct sigaction ign = {.sa_handler = SIG_IGN}, pipe_old;
+	sigaction(SIGPIPE, &ign, &pipe_old);
+	// The subject inherits exactly 0, 1 and 2.
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+		for (int fd = 3; fd < 1024; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+
+	if (sandboxed) {
+		if (install_filter(filter) != 0)
+			return 125;
+		char m[256];
+		seccomp_mode(m, sizeof m);
+		say(TVS_REPORT_SECCOMP " %s", m);
+	} else {
+		// Orphans of the subject re-parent to us, not to the host's init,
+		// so we can reap them and kill them on the way out.
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+			say(TVS_REPORT_ERROR " subreaper: %s", strerror(errno));
+			return 125;
+		}
+		char b;
+		ssize_t r;
+		while ((r = read(TVS_FD_GO, &b, 1)) < 0 && errno == EINTR)
+			;
+		if (r != 1)
+			return 125; // the supervisor went away before releasing us
+		close(TVS_FD_GO);
+	}
+
+	// Signals are blocked before the fork and read from a signalfd, so
+	// none sent in between is lost; the child gets the old mask back.
+	// Blocked signals also reach a PID 1 that has no handler for them.
+	sigset_t set, old;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		say(TVS_REPORT_ERROR " signalfd: %s", strerror(errno));
+		return 125;
+	}
+
+	char path[PATH_MAX];
+	if (lookpath(sargv[0], path, sizeof path) != 0) {
+		say(TVS_REPORT_EXEC_ERR " 127 %s: command not found", sargv[0]);
+		return 127;
+	}
+	int errpipe[2];
+	if (pipe2(errpipe, O_CLOEXEC) != 0) {
+		say(TVS_REPORT_ERROR " pipe: %s", strerror(errno));
+		return 125;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		say(TVS_REPORT_ERROR " fork: %s", strerror(errno));
+		return 125;
+	}
+	if (pid == 0) {
+		sigaction(SIGPIPE, &pipe_old, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execve(path, sargv, envp);
+		int e = errno;
+		if (e == ENOEXEC) {
+			// execvp's rule: a file without a recognised header is a script.
+			int n = 0;
+			while (sargv[n])
+				n++;
+			char **sh = calloc(n + 2, sizeof *sh);
+			if (sh) {
+				sh[0] = "sh";
+				sh[1] = path;
+				for (int i = 1; i < n; i++)
+					sh[i + 1] = sargv[i];
+				execve("/bin/sh", sh, envp);
+				e = errno;
+			}
+		}
+		while (write(errpipe[1], &e, sizeof e) < 0 && errno == EINTR)
+			;
+		_exit(127);
+	}
+	close(errpipe[1]);
+	int e;
+	ssize_t r;
+	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	if (r == sizeof e) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		int code = (e == ENOENT || e == ENOTDIR) ? 127 : 126;
+		say(TVS_REPORT_EXEC_ERR " %d %s: %s", code, sargv[0], strerror(e));
+		return code;
+	}
+	say(TVS_REPORT_STARTED " %d", (int)pid);
+
+	struct pollfd fds[2] = {
+		{.fd = sfd, .events = POLLIN},
+		{.fd = TVS_FD_LIVENESS, .events = POLLIN},
+	};
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			say(TVS_REPORT_ERROR " poll: %s", strerror(errno));
+			return 125;
+		}
+		if (fds[1].revents) {
+			// Liveness: the supervisor holds the write end. EOF (or any
+			// error) means it died; our exit as PID 1 makes the kernel
+			// SIGKILL every process in the namespace.
+			char b;
+			ssize_t n = read(TVS_FD_LIVENESS, &b, 1);
+			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+				if (direct)
+					kill_descendants();
+				return 137;
+			}
+		}
+		if (!fds[0].revents)
+			continue;
+		struct signalfd_siginfo si;
+		int chld = 0;
+		while (read(sfd, &si, sizeof si) == sizeof si) {
+			if (si.ssi_signo == SIGCHLD)
+				chld = 1;
+			else
+				kill(pid, (int)si.ssi_signo);
+		}
+		if (!chld)
+			continue;
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w != pid)
+				continue; // an orphan: reaped, nothing to report
+			int status;
+			if (WIFEXITED(st)) {
+				say(TVS_REPORT_EXITED " %d", WEXITSTATUS(st));
+				status = WEXITSTATUS(st);
+			} else if (WIFSIGNALED(st)) {
+				say(TVS_REPORT_SIGNALED " %d", WTERMSIG(st));
+				status = 128 + WTERMSIG(st);
+			} else {
+				continue;
+			}
+			if (direct)
+				kill_descendants();
+			// As PID 1 our exit ends the namespace: every leftover
+			// process, setsid daemons included, is killed by the kernel.
+			return status;
+		}
+	}
+}
+
+// tvs_reaper_constructor runs before the Go runtime. Any process started
+// with argv[1] == TVS_REAPER_ARG is the reaper and never reaches Go; every
+// other invocation returns at once.
+__attribute__((constructor)) static void tvs_reaper_constructor(int argc, char **argv, char **envp)
+{
+	if (argc >= 2 && argv[1] && strcmp(argv[1], TVS_REAPER_ARG) == 0)
+		_exit(reaper(argc, argv, envp));
+}
+
+const char *tvs_constant(int i)
+{
+	static const char *names[] = {
+		TVS_REAPER_ARG, TVS_MODE_SANDBOX, TVS_MODE_DIRECT, TVS_MODE_NOOP,
+		TVS_REPORT_SECCOMP, TVS_REPORT_STARTED, TVS_REPORT_EXEC_ERR,
+		TVS_REPORT_EXITED, TVS_REPORT_SIGNALED, TVS_REPORT_ERROR,
+	};
+	if (i < 0 || i >= (int)(sizeof names / sizeof names[0]))
+		return NULL;
+	return names[i];
+}
+
+int tvs_fd(int i)
+{
+	static const int fds[] = {TVS_FD_LIVENESS, TVS_FD_REPORT, TVS_FD_GO};
+	if (i < 0 || i >= 3)
+		return -1;
+	return fds[i];
+}

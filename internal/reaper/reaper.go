@@ -1,0 +1,105 @@
+// Package reaper is the PID 1 of every sandbox and, with isolation none,
+// the subject's subreaper. It is written in C and runs from an ELF
+// constructor, before the Go runtime starts: a process exec'd with argv[1]
+// == Arg never becomes a Go program. Linking this package into a binary
+// (package sandbox imports it) is all it takes; no dispatch in main or
+// TestMain is needed.
+//
+// Why C: the reaper is the third program started for every sandbox (after
+// the supervisor and libcontainer's init). As a Go program it paid a
+// runtime start of our large binary — about 15 ms of a ~95 ms sandboxed
+// /bin/true on the development VM — before it could fork the subject.
+// As PID 1 it must also be simple about signals: one thread, every
+// forwarded signal and SIGCHLD read from a signalfd, no runtime threads or
+// preemption signals.
+//
+// Invocation: argv = [any, Arg, mode, filter, "--", subject argv...]
+// (noop: [any, Arg, ModeNoop]). filter is the seccomp program as lower-case
+// hex of little-endian struct sock_filter, installed before the fork in
+// ModeSandbox ("-" otherwise). Descriptors: FDLiveness (read end; EOF means
+// the supervisor is gone: exit, killing the namespace or, direct, every
+// descendant), FDReport (one line per event, see the Report* words),
+// FDGo (direct only: one byte once the supervisor placed us in a cgroup).
+// Exit status: the subject's (128+signal for a signal death), 125 set-up
+// failure, 126/127 exec failure as shells report it, 137 supervisor gone,
+// 2 usage.
+package reaper
+
+/*
+#cgo CFLAGS: -O2 -Wall -Wextra -Wno-unused-parameter
+#include "reaper.h"
+*/
+import "C"
+
+import (
+	"encoding/hex"
+
+	"golang.org/x/sys/unix"
+)
+
+// Arg is argv[1] of a reaper process.
+const Arg = "__termverify-sandbox-reaper"
+
+// Modes (argv[2]).
+const (
+	ModeSandbox = "sandbox" // PID 1 of the sandbox: seccomp, then the subject
+	ModeDirect  = "direct"  // isolation none: subreaper, waits for a byte on FDGo
+	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
+)
+
+// Descriptors the reaper receives beyond stdio.
+const (
+	FDLiveness = 3
+	FDReport   = 4
+	FDGo       = 5
+)
+
+// Report words, one per line from the reaper to the supervisor.
+const (
+	ReportSeccomp  = "seccomp"  // "seccomp <mode from /proc/self/status>"
+	ReportStarted  = "started"  // "started <pid in the reaper's PID namespace>"
+	ReportExecErr  = "exec-err" // "exec-err <126|127> <message>"
+	ReportExited   = "exited"   // "exited <code>"
+	ReportSignaled = "signaled" // "signaled <signal number>"
+	ReportError    = "error"    // "error <message>": the reaper could not set up
+)
+
+// Args is the argv (from argv[1]) that runs the subject argv under a
+// reaper in mode, with the seccomp program filter (nil: none).
+func Args(mode string, filter []unix.SockFilter, subject []string) []string {
+	f := "-"
+	if len(filter) > 0 {
+		f = EncodeFilter(filter)
+	}
+	return append([]string{Arg, mode, f, "--"}, subject...)
+}
+
+// EncodeFilter is the hex form of a seccomp program that the reaper reads.
+func EncodeFilter(prog []unix.SockFilter) string {
+	b := make([]byte, 0, 8*len(prog))
+	for _, in := range prog {
+		b = append(b, byte(in.Code), byte(in.Code>>8), in.Jt, in.Jf,
+			byte(in.K), byte(in.K>>8), byte(in.K>>16), byte(in.K>>24))
+	}
+	return hex.EncodeToString(b)
+}
+
+// cConstants returns the C side's strings and descriptors in the order of
+// tvs_constant and tvs_fd, for the test that keeps both sides in step.
+func cConstants() (strs []string, fds []int) {
+	for i := 0; ; i++ {
+		p := C.tvs_constant(C.int(i))
+		if p == nil {
+			break
+		}
+		strs = append(strs, C.GoString(p))
+	}
+	for i := 0; ; i++ {
+		fd := int(C.tvs_fd(C.int(i)))
+		if fd < 0 {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	return strs, fds
+}

@@ -1,0 +1,30 @@
+package reaper
+
+import (
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestConstantsMatchC(t *testing.T) {
+	strs, fds := cConstants()
+	wantStrs := []string{Arg, ModeSandbox, ModeDirect, ModeNoop,
+		ReportSeccomp, ReportStarted, ReportExecErr, ReportExited, ReportSignaled, ReportError}
+	if !slices.Equal(strs, wantStrs) {
+		t.Errorf("C strings %q, Go %q", strs, wantStrs)
+	}
+	if want := []int{FDLiveness, FDReport, FDGo}; !slices.Equal(fds, want) {
+		t.Errorf("C descriptors %v, Go %v", fds, want)
+	}
+}
+
+func TestEncodeFilter(t *testing.T) {
+	prog := []unix.SockFilter{{Code: 0x0020, Jt: 1, Jf: 2, K: 0xc000003e}, {Code: 0x0006, K: 0x7fff0000}}
+	if got, want := EncodeFilter(prog), "200001023e0000c0"+"060000000000ff7f"; got != want {
+		t.Errorf("EncodeFilter = %s, want %s", got, want)
+	}
+	if got := Args(ModeDirect, nil, []string{"x"}); !slices.Equal(got, []string{Arg, ModeDirect, "-", "--", "x"}) {
+		t.Errorf("Args = %q", got)
+	}
+}
