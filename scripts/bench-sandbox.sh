@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Start-to-exit of /bin/true: termverify-sandbox exec vs bubblewrap vs
-# unshare vs bare, interleaved round-robin in one run so that machine load
-# hits every variant alike. Prints medians and ratios (docs/SANDBOX.md
-# quotes a run). Needs root; installs bubblewrap if missing.
+# Start-to-exit of /bin/true: termverify-sandbox exec vs the runc CLI (built
+# from the runc version go.mod pins, default `runc spec` bundle) vs the
+# floor of libcontainer's start path (scripts/lcfloor: a bare libcontainer
+# container, nothing of ours) vs bubblewrap vs unshare vs bare, interleaved
+# round-robin in one run so that machine load hits every variant alike.
+# Prints medians and ratios (docs/SANDBOX.md quotes a run). Needs root;
+# installs bubblewrap if missing and builds runc with `go install`.
 #   N=200 bash scripts/bench-sandbox.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,15 +18,44 @@ if ! command -v bwrap >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
 fi
+mkdir -p bin/bench
+static=(-tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static')
+[ -x bin/bench/lcfloor ] || CGO_ENABLED=1 go build -trimpath "${static[@]}" -o bin/bench/lcfloor ./scripts/lcfloor 2>/dev/null
+runc_version=$(go list -m -f '{{.Version}}' github.com/opencontainers/runc)
+if [ ! -x "bin/bench/runc-$runc_version" ]; then
+	GOBIN=$PWD/bin/bench go install "github.com/opencontainers/runc@$runc_version"
+	mv bin/bench/runc "bin/bench/runc-$runc_version"
+fi
+RUNC=bin/bench/runc-$runc_version
 state=$(mktemp -d /run/tvs-bench.XXXXXX)
 root=$(mktemp -d)
 chmod 777 "$root"
 trap 'rm -rf "$state" "$root"' EXIT
+# The runc bundle: runc's default spec, /bin/true, no terminal, the host's
+# /usr bound read-only under a root of symlinks as in the bwrap variant.
+bundle=$state/bundle
+mkdir -p "$bundle/rootfs"/{usr,proc,dev,tmp,sys}
+ln -s usr/bin "$bundle/rootfs/bin"
+ln -s usr/lib "$bundle/rootfs/lib"
+ln -s usr/lib64 "$bundle/rootfs/lib64"
+(cd "$bundle" && "$OLDPWD/$RUNC" spec)
+python3 - "$bundle/config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/bin/true"]
+c["mounts"].append({"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]})
+json.dump(c, open(p, "w"))
+PY
+n=0
 
-variants=(exec bwrap unshare bare)
+variants=(exec runc lcfloor bwrap unshare bare)
 run() {
 	case $1 in
 	exec) "$BIN" exec --state-dir "$state" --root "$root" -- /bin/true ;;
+	runc) n=$((n + 1)) && "$RUNC" --root "$state/runc" run --bundle "$bundle" "bench-$n" ;;
+	lcfloor) bin/bench/lcfloor "$state" /bin/true ;;
 	bwrap) bwrap --unshare-all --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
 		--symlink usr/lib64 /lib64 --proc /proc --dev /dev --tmpfs /tmp /bin/true ;;
 	unshare) unshare --net --mount --pid --fork /bin/true ;;
@@ -48,5 +80,5 @@ printf '%-8s %10s %8s\n' variant median_ms x_bare
 for v in "${variants[@]}"; do
 	awk -v v="$v" -v m="${med[$v]}" -v b="${med[bare]}" 'BEGIN {printf "%-8s %10.2f %8.1f\n", v, m/1000, m/b}'
 done
-awk -v a="${med[exec]}" -v b="${med[bwrap]}" -v u="${med[unshare]}" \
-	'BEGIN {printf "exec/bwrap %.1fx  exec/unshare %.1fx  exec vs runc CLI 25 ms: %.1fx faster\n", a/b, a/u, 25000/a}'
+awk -v a="${med[exec]}" -v r="${med[runc]}" -v f="${med[lcfloor]}" -v b="${med[bwrap]}" \
+	'BEGIN {printf "runc/exec %.2fx (target >= 2)  exec/lcfloor %.2fx  lcfloor/bwrap %.1fx  exec/bwrap %.1fx\n", r/a, a/f, f/b, a/b}'
