@@ -30,6 +30,11 @@ type pipeIO struct {
 	interrupted atomic.Bool
 	deadline    time.Time // the phase's; the zero Time is none
 	fds         [2]unix.PollFd
+	// replyDue is set once an input is written: the subject cannot have
+	// answered it yet, so the next read waits before it reads instead of
+	// spending a read(2) on EAGAIN. On this class of VM a system call
+	// costs ~1.2 µs and a single-flight epoch makes only four.
+	replyDue bool
 }
 
 // setDeadline sets the deadline of every later read and write, as
@@ -84,6 +89,15 @@ func (p *pipeIO) read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	if p.replyDue {
+		p.replyDue = false
+		if p.expired() {
+			return 0, pathError("read", "|0", os.ErrDeadlineExceeded)
+		}
+		if err := p.wait(p.out, unix.POLLIN); err != nil {
+			return 0, pathError("read", "|0", err)
+		}
+	}
 	for {
 		if p.expired() {
 			return 0, pathError("read", "|0", os.ErrDeadlineExceeded)
@@ -128,6 +142,7 @@ func (p *pipeIO) write(b []byte) (int, error) {
 			return done, pathError("write", "|1", err)
 		}
 	}
+	p.replyDue = len(b) > 0
 	return done, nil
 }
 
