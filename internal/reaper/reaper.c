@@ -4,6 +4,7 @@
 // package's tests compare them).
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -108,32 +109,59 @@ static void seccomp_mode(char *out, size_t n)
 	fclose(f);
 }
 
-// lookpath is the shell's rule: a name with a slash is a path; anything
-// else is searched in $PATH, an empty entry meaning the working directory.
-static int lookpath(const char *name, char *out, size_t n)
+// lookpath is the shell's rule: a name with a slash is a path, returned as
+// it is (never copied, so an over-long one fails in execve with
+// ENAMETOOLONG instead of being cut to a shorter path that may name another
+// file); anything else is searched in $PATH, an empty entry meaning the
+// working directory, skipping candidates too long for buf for the same
+// reason. NULL: not found.
+static const char *lookpath(const char *name, char *buf, size_t n)
 {
-	if (strchr(name, '/')) {
-		snprintf(out, n, "%s", name);
-		return 0;
-	}
+	if (strchr(name, '/'))
+		return name;
 	const char *path = getenv("PATH");
 	if (!path)
 		path = "";
 	for (const char *p = path;; p++) {
 		const char *end = strchrnul(p, ':');
 		int dl = (int)(end - p);
+		int w;
 		if (dl == 0)
-			snprintf(out, n, "./%s", name);
+			w = snprintf(buf, n, "./%s", name);
 		else
-			snprintf(out, n, "%.*s/%s", dl, p, name);
+			w = snprintf(buf, n, "%.*s/%s", dl, p, name);
 		struct stat st;
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return 0;
+		if (w >= 0 && (size_t)w < n && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0)
+			return buf;
 		if (*end == 0)
 			break;
 		p = end;
 	}
-	return -1;
+	return NULL;
+}
+
+// mark_cloexec makes every descriptor above 2 close-on-exec, so the subject
+// inherits exactly 0, 1 and 2. Without close_range (Linux < 5.11) it marks
+// what /proc/self/fd lists (any number, not only those below 1024; the
+// listing's own descriptor is close-on-exec already).
+static void mark_cloexec(void)
+{
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d) {
+		for (int fd = 3; fd < 1024; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+		if (fd > 2)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	closedir(d);
 }
 
 // kill_descendants SIGKILLs our children until none is left. As a
@@ -186,9 +214,7 @@ static int reaper(int argc, char **argv, char **envp)
 	struct sigaction ign = {.sa_handler = SIG_IGN}, pipe_old;
 	sigaction(SIGPIPE, &ign, &pipe_old);
 	// The subject inherits exactly 0, 1 and 2.
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-		for (int fd = 3; fd < 1024; fd++)
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	mark_cloexec();
 
 	if (sandboxed) {
 		if (install_filter(filter) != 0)
@@ -212,6 +238,13 @@ static int reaper(int argc, char **argv, char **envp)
 		close(TVS_FD_GO);
 	}
 
+	// An inherited SIGCHLD disposition of SIG_IGN (or SA_NOCLDWAIT) would
+	// make the kernel reap the subject for us, and its end would never be
+	// reported. (The Go reaper always had its own handler.) The subject
+	// inherits this default too, as it did from Go.
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(SIGCHLD, &dfl, NULL);
+
 	// Signals are blocked before the fork and read from a signalfd, so
 	// none sent in between is lost; the child gets the old mask back.
 	// Blocked signals also reach a PID 1 that has no handler for them.
@@ -227,8 +260,9 @@ static int reaper(int argc, char **argv, char **envp)
 		return 125;
 	}
 
-	char path[PATH_MAX];
-	if (lookpath(sargv[0], path, sizeof path) != 0) {
+	char buf[PATH_MAX];
+	const char *path = lookpath(sargv[0], buf, sizeof buf);
+	if (!path) {
 		say(TVS_REPORT_EXEC_ERR " 127 %s: command not found", sargv[0]);
 		return 127;
 	}
@@ -243,24 +277,20 @@ static int reaper(int argc, char **argv, char **envp)
 		return 125;
 	}
 	if (pid == 0) {
+		// Only async-signal-safe calls from here on: no malloc, no stdio.
 		sigaction(SIGPIPE, &pipe_old, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execve(path, sargv, envp);
 		int e = errno;
 		if (e == ENOEXEC) {
-			// execvp's rule: a file without a recognised header is a script.
-			int n = 0;
-			while (sargv[n])
-				n++;
-			char **sh = calloc(n + 2, sizeof *sh);
-			if (sh) {
-				sh[0] = "sh";
-				sh[1] = path;
-				for (int i = 1; i < n; i++)
-					sh[i + 1] = sargv[i];
-				execve("/bin/sh", sh, envp);
-				e = errno;
-			}
+			// execvp's rule: a file without a recognised header is a
+			// script: sh PATH ARGS... The argv slot before the subject's
+			// (our "--") is free, so the new argv is built in place.
+			char **sh = sargv - 1;
+			sh[0] = "sh";
+			sh[1] = (char *)path;
+			execve("/bin/sh", sh, envp);
+			e = errno;
 		}
 		while (write(errpipe[1], &e, sizeof e) < 0 && errno == EINTR)
 			;
@@ -291,6 +321,10 @@ static int reaper(int argc, char **argv, char **envp)
 			if (errno == EINTR)
 				continue;
 			say(TVS_REPORT_ERROR " poll: %s", strerror(errno));
+			// Without us nothing would end the subject's tree in direct
+			// mode (as PID 1 our exit ends the namespace).
+			if (direct)
+				kill_descendants();
 			return 125;
 		}
 		if (fds[1].revents) {

@@ -1,0 +1,333 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/reaper"
+)
+
+// The reaper (internal/reaper, C) seen through the package API, in both
+// isolations: what TestExitReporting, TestDirect and TestContainment do not
+// already cover. Every subject here ends in well under a second.
+
+var bothIsolations = []Isolation{IsolationOS, IsolationNone}
+
+func (f *fixture) isoSpec(iso Isolation, args ...string) Spec {
+	s := f.spec(args...)
+	s.Isolation = iso
+	return s
+}
+
+// inside is rel (a path in the mapped root) as the subject sees it.
+func (f *fixture) inside(iso Isolation, rel string) string {
+	if iso == IsolationNone {
+		return filepath.Join(f.root, rel)
+	}
+	return Workdir + "/" + rel
+}
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+}
+
+// longPathDecoy makes, under root, an executable decoy whose relative path
+// ("./...") is PATH_MAX-1 bytes long, and returns that path with more bytes
+// appended: a name the kernel must refuse (ENAMETOOLONG), which a reaper
+// that copied it into a PATH_MAX buffer would cut down to the decoy's.
+func longPathDecoy(t *testing.T, root string) string {
+	t.Helper()
+	dirs := strings.Repeat(strings.Repeat("d", 200)+"/", 20)
+	decoy := ("./" + dirs + strings.Repeat("x", 300))[:unix.PathMax-1]
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(decoy[2:], "/")
+	for _, d := range parts[:len(parts)-1] {
+		if err := unix.Mkdirat(fd, d, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, d, unix.O_PATH|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	w, err := unix.Openat(fd, parts[len(parts)-1], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(w)
+	if _, err := unix.Write(w, []byte("#!/bin/sh\necho decoy ran; exit 99\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fchmod(w, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return decoy + strings.Repeat("y", 100)
+}
+
+// TestReaperExec covers how the reaper resolves and starts the subject:
+// PATH lookup of a bare name, the shells' 126/127, execvp's /bin/sh
+// fallback, the descriptors the subject inherits, and exits of its own.
+func TestReaperExec(t *testing.T) {
+	f := newFixture(t)
+	r := f.root
+	writeFile(t, filepath.Join(r, "bin/tvs-hello"), "#!/bin/sh\necho hello from PATH \"$@\"\n", 0o755)
+	// Earlier in PATH but not executable, or not a file: skipped.
+	writeFile(t, filepath.Join(r, "noexec/tvs-hello"), "#!/bin/sh\necho wrong one\n", 0o644)
+	if err := os.MkdirAll(filepath.Join(r, "isdir/tvs-hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(r, "tvs-in-cwd"), "#!/bin/sh\necho found in cwd\n", 0o755)
+	writeFile(t, filepath.Join(r, "plain"), "#!/bin/sh\necho must not run\n", 0o644)
+	// No #! and no ELF header: ENOEXEC, run as "sh ./noshebang ARGS...".
+	writeFile(t, filepath.Join(r, "noshebang"), "echo \"sh runs $0 with [$1] [$2]\"; exit 5\n", 0o755)
+	if err := os.MkdirAll(filepath.Join(r, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tooLong := longPathDecoy(t, r)
+	_, pyErr := os.Stat("/usr/bin/python3")
+
+	type want struct {
+		exec   int    // a *ExecError with this code from Start
+		code   int    // else the subject's exit
+		signal string //
+		out    string // and its stdout
+	}
+	cases := []struct {
+		name string
+		only Isolation // "" both
+		args []string
+		path func(iso Isolation) string // PATH; nil: the default
+		want want
+		skip error
+	}{
+		{name: "bare name looked up in PATH, past non-executables",
+			args: []string{"tvs-hello", "a b"},
+			path: func(iso Isolation) string {
+				return "/nonexistent:" + f.inside(iso, "isdir") + ":" + f.inside(iso, "noexec") + ":" + f.inside(iso, "bin") + ":/usr/bin:/bin"
+			},
+			want: want{out: "hello from PATH a b"}},
+		{name: "empty PATH entry is the working directory",
+			args: []string{"tvs-in-cwd"},
+			path: func(Isolation) string { return "/usr/bin::/bin" },
+			want: want{out: "found in cwd"}},
+		{name: "bare name from the default PATH", args: []string{"echo", "default"}, want: want{out: "default"}},
+		{name: "bare name not in PATH is 127", only: IsolationNone, args: []string{"tvs-no-such-command"}, want: want{exec: 127}},
+		{name: "bare name only non-executable in PATH is 127",
+			args: []string{"tvs-hello"},
+			path: func(iso Isolation) string { return f.inside(iso, "noexec") },
+			want: want{exec: 127}},
+		{name: "missing path is 127", args: []string{"./no-such-file"}, want: want{exec: 127}},
+		{name: "missing directory in path is 127", args: []string{"./plain/x"}, want: want{exec: 127}},
+		{name: "non-executable file is 126", args: []string{"./plain"}, want: want{exec: 126}},
+		{name: "directory is 126", args: []string{"./adir"}, want: want{exec: 126}},
+		{name: "over-long path is 126, never a shorter one", args: []string{tooLong}, want: want{exec: 126}},
+		{name: "script without #! runs under /bin/sh", args: []string{"./noshebang", "a b", "c"},
+			want: want{code: 5, out: "sh runs ./noshebang with [a b] [c]"}},
+		// The os tier's case is TestContainment's "only stdio inherited".
+		{name: "only stdio inherited", only: IsolationNone, args: []string{"/bin/sh", "-c", "ls /proc/$$/fd"},
+			want: want{out: "0\n1\n2"}},
+		{name: "sigkill", only: IsolationNone, args: []string{"/bin/sh", "-c", "kill -KILL $$"},
+			want: want{code: -1, signal: "KILL"}},
+		{name: "abort()", only: IsolationNone, args: []string{"/usr/bin/python3", "-c", "import os; os.abort()"},
+			want: want{code: -1, signal: "ABRT"}, skip: pyErr},
+	}
+	for _, iso := range bothIsolations {
+		for _, tc := range cases {
+			if tc.only != "" && tc.only != iso {
+				continue
+			}
+			t.Run(string(iso)+"/"+tc.name, func(t *testing.T) {
+				if tc.skip != nil {
+					t.Skip(tc.skip)
+				}
+				spec := f.isoSpec(iso, tc.args...)
+				if tc.path != nil {
+					spec.Env = []string{"PATH=" + tc.path(iso)}
+				}
+				if tc.want.exec != 0 {
+					sb, err := Start(context.Background(), spec)
+					if err := sb.Destroy(); err != nil {
+						t.Errorf("destroy: %v", err)
+					}
+					var ee *ExecError
+					if !errors.As(err, &ee) || ee.Code != tc.want.exec {
+						t.Fatalf("start: %v, want *ExecError with code %d", err, tc.want.exec)
+					}
+					return
+				}
+				ex, out, stderr, _ := runBox(t, spec, 5*time.Second)
+				if ex.Code != tc.want.code || ex.Signal != tc.want.signal || ex.InitLost || ex.Killed || out != tc.want.out {
+					t.Errorf("exit %+v stdout %q (stderr %q), want code %d signal %q stdout %q",
+						ex, out, stderr, tc.want.code, tc.want.signal, tc.want.out)
+				}
+			})
+		}
+	}
+}
+
+// TestReaperSignals sends signals through the Sandbox's API once the
+// subject says it is ready: the reaper must forward them to the subject
+// (as PID 1 it gets them from the host, blocked and read from a signalfd)
+// and report the subject's own end.
+func TestReaperSignals(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		name   string
+		script string
+		sig    unix.Signal
+		code   int
+		signal string
+	}{
+		{"TERM kills a default subject", "echo ready; exec sleep 10", unix.SIGTERM, -1, "TERM"},
+		{"USR2 kills a default subject", "echo ready; exec sleep 10", unix.SIGUSR2, -1, "USR2"},
+		{"USR1 reaches the subject's handler", "trap 'exit 42' USR1; echo ready; while :; do sleep 0.02; done", unix.SIGUSR1, 42, ""},
+	}
+	for _, iso := range bothIsolations {
+		for _, tc := range cases {
+			t.Run(string(iso)+"/"+tc.name, func(t *testing.T) {
+				outR, outW, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer outR.Close()
+				spec := f.isoSpec(iso, "/bin/sh", "-c", tc.script)
+				spec.Stdout = outW
+				sb, err := Start(context.Background(), spec)
+				outW.Close()
+				t.Cleanup(func() {
+					if err := sb.Destroy(); err != nil {
+						t.Errorf("destroy: %v", err)
+					}
+				})
+				if err != nil {
+					t.Fatalf("start: %v", err)
+				}
+				timer := time.AfterFunc(5*time.Second, func() { _ = sb.Kill() })
+				defer timer.Stop()
+				line, err := bufio.NewReader(outR).ReadString('\n')
+				if line != "ready\n" {
+					t.Fatalf("subject said %q (%v), want ready", line, err)
+				}
+				if err := sb.Signal(tc.sig); err != nil {
+					t.Fatalf("signal: %v", err)
+				}
+				ex, err := sb.Wait()
+				if err != nil {
+					t.Fatalf("wait: %v", err)
+				}
+				if ex.Code != tc.code || ex.Signal != tc.signal || ex.Killed || ex.InitLost {
+					t.Errorf("exit %+v, want code %d signal %q", ex, tc.code, tc.signal)
+				}
+			})
+		}
+	}
+}
+
+// orphanScript leaves five orphans in a process group of their own,
+// reports whether they were adopted by the reaper (the subject's parent),
+// SIGKILLs the group so that they die together (their SIGCHLDs coalesce)
+// and lists which of the reaper's children are then left as zombies.
+const orphanScript = `
+setsid -w sh -c 'for i in 1 2 3 4 5; do sleep 5 & done; echo $$ $! >orphans'
+read g o <orphans
+pp=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$o/status)
+[ "$pp" = "$PPID" ] && pp=yes
+kill -KILL -$g
+sleep 0.2
+z=
+for s in $(grep -l '^State:[[:space:]]*Z' /proc/[0-9]*/status 2>/dev/null); do
+	[ "$(sed -n 's/^PPid:[[:space:]]*//p' $s 2>/dev/null)" = "$PPID" ] && z="$z ${s%/status}"
+done
+echo "adopted=$pp zombies=$z"
+`
+
+// TestReaperOrphans: orphaned grandchildren become the reaper's children
+// (PID 1, or the subreaper with isolation none) and are reaped as they end,
+// every one of them even when their ends coalesce into one SIGCHLD.
+func TestReaperOrphans(t *testing.T) {
+	f := newFixture(t)
+	for _, iso := range bothIsolations {
+		t.Run(string(iso), func(t *testing.T) {
+			ex, out, stderr, _ := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", orphanScript), 5*time.Second)
+			if ex.ShellStatus() != 0 || out != "adopted=yes zombies=" {
+				t.Errorf("exit %+v stdout %q (stderr %q), want adopted=yes and no zombies", ex, out, stderr)
+			}
+		})
+	}
+}
+
+// TestReaperInheritedSIGCHLDIgnored starts the reaper (direct mode, by its
+// own protocol) with SIGCHLD ignored, as a non-Go parent may leave it
+// (execve keeps SIG_IGN): it must still see and report the subject's exit,
+// not have the kernel reap the subject for it.
+func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
+	f := newFixture(t)
+	if err := exec.Command("env", "--ignore-signal=CHLD", "true").Run(); err != nil {
+		t.Skipf("env --ignore-signal (coreutils 8.31): %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pipes [3][2]*os.File // liveness, report, go
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes[i] = [2]*os.File{r, w}
+		defer r.Close()
+		defer w.Close()
+	}
+	liveR, liveW := pipes[0][0], pipes[0][1]
+	repR, repW := pipes[1][0], pipes[1][1]
+	goR, goW := pipes[2][0], pipes[2][1]
+	args := append([]string{"--ignore-signal=CHLD", exe}, reaper.Args(reaper.ModeDirect, nil, []string{"/bin/sh", "-c", "exit 3"})...)
+	cmd := exec.Command("env", args...)
+	cmd.Dir = f.root
+	cmd.ExtraFiles = []*os.File{liveR, repW, goR}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	liveR.Close()
+	repW.Close()
+	goR.Close()
+	timer := time.AfterFunc(2*time.Second, func() { liveW.Close() }) // liveness EOF ends a stuck reaper
+	defer timer.Stop()
+	if _, err := goW.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	report, _ := io.ReadAll(repR)
+	err = cmd.Wait()
+	if got := string(report); !strings.HasPrefix(got, "started ") || !strings.HasSuffix(got, "\nexited 3\n") {
+		t.Errorf("report %q, want started then exited 3", report)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
+		t.Errorf("reaper: %v, want exit status 3", err)
+	}
+}
