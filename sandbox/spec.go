@@ -234,6 +234,7 @@ func normPolicy(p netpolicy.Policy) netpolicy.Policy {
 	return p
 }
 
-// minPids leaves room for the Go runtime threads of the reaper and for
-// libcontainer's setup process next to a minimal subject.
+// minPids leaves room for the Go runtime threads of libcontainer's setup
+// process (which becomes the reaper by execve, keeping its pid) next to a
+// minimal subject.
 const minPids = 16
