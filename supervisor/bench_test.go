@@ -146,3 +146,50 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkEchoRoundTrip is the Go echo subject with nothing of the
+// supervisor around it: the same pipes and pipeIO, a hello and the key
+// input BenchmarkEpochs sends, and the reply read up to its newline with
+// no decoding, validation or recording. Its ns/op is the shortest epoch
+// any supervisor could have with this subject on this machine; the rest
+// of BenchmarkEpochs' epoch is the supervisor's own work.
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	if env.buildErr != nil {
+		b.Fatal(env.buildErr)
+	}
+	p, err := openPipes(&Request{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.close()
+	cmd := exec.Command(filepath.Join(env.root, "echo-subject"))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p.closeChild()
+	buf := make([]byte, 64<<10)
+	// exchange writes one line and reads until the reply's newline.
+	exchange := func(line string) {
+		if _, err := p.io.write([]byte(line + "\n")); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			n, err := p.io.read(buf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n > 0 && buf[n-1] == '\n' {
+				return
+			}
+		}
+	}
+	exchange(`{"kind":"session.hello","payload":{"at_ms":0,"config":{"clock":{"initial_ms":0,"mode":"manual"},"filesystem":{"mode":"sandbox","root_id":"app"},"locale":"en-US","network":{"mode":"deny"},"seed":"42","terminal":{"capabilities":[],"columns":20,"rows":2},"timezone":"UTC"},"run_id":"bench"},"protocol":"termverify.control/v1"}`)
+	key := `{"kind":"input.key","payload":{"keys":["Control","c"]},"protocol":"termverify.control/v1"}`
+	for b.Loop() {
+		exchange(key)
+	}
+	_ = p.stdin.Close()
+	p.stdin = nil
+	_ = cmd.Wait()
+}
