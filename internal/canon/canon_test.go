@@ -41,6 +41,14 @@ func TestDecodeRules(t *testing.T) {
 		{"duplicate", `{"a":1,"a":2}`, RuleDuplicateMember, false},
 		{"deep duplicate", `{"a":[{"b":{"c":1,"c":1}}]}`, RuleDuplicateMember, false},
 		{"many members duplicate", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"a":1}`, RuleDuplicateMember, false},
+		// Repeats after the key order breaks at different points, before
+		// and after the decoder switches from a scan to an index.
+		{"duplicate after order breaks", `{"b":1,"a":2,"b":3}`, RuleDuplicateMember, false},
+		{"duplicate of first after order breaks late", `{"a":1,"c":1,"b":1,"a":1}`, RuleDuplicateMember, false},
+		{"duplicate in sorted prefix of many", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"e":1}`, RuleDuplicateMember, false},
+		{"duplicate of a key after the index", `{"b":1,"a":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"j":1}`, RuleDuplicateMember, false},
+		{"unsorted distinct", `{"b":1,"a":1,"d":1,"c":1,"f":1,"e":1,"h":1,"g":1,"j":1,"i":1}`, "", false},
+		{"sorted by UTF-16 not bytes", "{\"\uE000\":1,\"\U0001F600\":2,\"\uE000\":3}", RuleDuplicateMember, false},
 		{"NaN", `{"a":NaN}`, RuleNonFinite, false},
 		{"Infinity", `{"a":-Infinity}`, RuleNonFinite, false},
 		{"overflow", `{"a":1e400}`, RuleNonFinite, false},
