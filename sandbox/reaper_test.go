@@ -331,3 +331,52 @@ func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
 		t.Errorf("reaper: %v, want exit status 3", err)
 	}
 }
+
+// TestReaperLost: with isolation none the subject is not in a PID
+// namespace of its own and can kill its reaper. Wait must then say the init
+// was lost and how it really died, not a KILL it made up.
+func TestReaperLost(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		name, sig, want string
+	}{
+		{"SEGV", "SEGV", "SEGV"},
+		{"KILL", "KILL", "KILL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The subject waits for a line on stdin, sent once Start has
+			// returned: killed any sooner, the reaper could not report the
+			// subject started and Start itself would fail.
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inW.Close()
+			spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "read go; kill -"+tc.sig+" $PPID; exec sleep 10")
+			spec.Stdin = inR
+			sb, err := Start(context.Background(), spec)
+			inR.Close()
+			t.Cleanup(func() {
+				if err := sb.Destroy(); err != nil {
+					t.Errorf("destroy: %v", err)
+				}
+			})
+			if err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			if _, err := inW.Write([]byte("go\n")); err != nil {
+				t.Fatal(err)
+			}
+			timer := time.AfterFunc(5*time.Second, func() { _ = sb.Kill() })
+			defer timer.Stop()
+			ex, err := sb.Wait()
+			if err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			if !ex.InitLost || ex.Signal != tc.want || ex.Killed {
+				t.Errorf("exit %+v, want the init lost to %s", ex, tc.want)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -381,8 +382,10 @@ func (sb *Sandbox) wait() (Exit, error) {
 		ex.InitLost = true
 		ex.Code = -1
 		if st != nil {
-			if ws, ok := st.Sys().(unix.WaitStatus); ok && ws.Signaled() {
-				ex.Signal = signalName(ws.Signal())
+			// os.ProcessState carries a syscall.WaitStatus; x/sys/unix's
+			// type of the same name never matches it.
+			if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				ex.Signal = signalName(unix.Signal(ws.Signal()))
 			} else if ok {
 				ex.Code = ws.ExitStatus()
 			}
