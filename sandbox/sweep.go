@@ -121,9 +121,7 @@ func sweepOne(dir, id string) error {
 		// A parked or running init: SIGKILL it (the PID namespace takes the
 		// rest with it), then let libcontainer remove cgroups and state.
 		if st, err := ct.State(); err == nil && st.InitProcessPid > 0 {
-			if start, err := procStartTime(st.InitProcessPid); err == nil && start == st.InitProcessStartTime {
-				_ = unix.Kill(st.InitProcessPid, unix.SIGKILL)
-			}
+			killAndWait(st.InitProcessPid, st.InitProcessStartTime, sweepKillWait)
 		}
 		if err := ct.Destroy(); err != nil {
 			return fmt.Errorf("sweep %s: destroy container: %w", id, err)
@@ -134,6 +132,40 @@ func sweepOne(dir, id string) error {
 		return fmt.Errorf("sweep %s: %w", id, err)
 	}
 	return nil
+}
+
+// sweepKillWait bounds how long Sweep waits for a killed init to exit.
+const sweepKillWait = 5 * time.Second
+
+// killAndWait SIGKILLs pid if it is still the process that started at
+// start (clock ticks since boot), and waits up to d for it to exit.
+// libcontainer's Destroy refuses a container whose init still runs, and an
+// init on its way out can run a while: as PID 1 its exit first kills and
+// waits for everything else in its namespace. A pidfd makes both the
+// signal and the wait safe against the pid being reused.
+func killAndWait(pid int, start uint64, d time.Duration) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone already
+	}
+	defer unix.Close(fd)
+	if now, err := procStartTime(pid); err != nil || now != start {
+		return // the pid names another process now
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	// A pidfd polls readable once the process has exited (a zombie
+	// counts, which is also what libcontainer counts as stopped).
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		if _, err := unix.Poll(fds, int(left/time.Millisecond)+1); err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // sweepCgroups removes the id's cgroup directories that libcontainer's

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,5 +69,45 @@ func TestSweep(t *testing.T) {
 	}
 	if rep, err := Sweep(filepath.Join(state, "missing")); err != nil || len(rep.Removed) != 0 {
 		t.Errorf("missing state dir: %+v %v", rep, err)
+	}
+}
+
+// TestKillAndWait: the process is dead (a zombie of ours) when killAndWait
+// returns, and a stale start time spares the process the pid now names.
+func TestKillAndWait(t *testing.T) {
+	cases := []struct {
+		name       string
+		staleStart bool // pass a start time that is not the process's
+		wantDead   bool
+	}{
+		{"current process is killed and waited for", false, true},
+		{"stale start time spares it", true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("/bin/sleep", "30")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			pid := cmd.Process.Pid
+			start, err := procStartTime(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.staleStart {
+				start++
+			}
+			killAndWait(pid, start, 5*time.Second)
+			// Without a wait of ours, a dead child is a zombie: state Z.
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			if dead := f[0] == "Z"; dead != tc.wantDead {
+				t.Errorf("state %s after killAndWait, want dead=%v", f[0], tc.wantDead)
+			}
+		})
 	}
 }
