@@ -23,10 +23,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Hidden first arguments of the daemon mode's re-executions.
@@ -62,17 +61,25 @@ func main() {
 	}))
 }
 
-// abort kills the process with SIGABRT, as C's abort() would. signal.Reset
-// alone is not enough: the Go runtime keeps its own SIGABRT handler, which
-// prints a stack dump and exits with status 2. With the "crash" traceback
-// level the runtime re-raises the signal with the default action instead,
-// so the process really dies by SIGABRT. RLIMIT_CORE 0 keeps a core file out
-// of the working directory (the sandbox's mapped root).
+// abort kills the process with SIGABRT, as C's abort() does: the signal's
+// default action, raised on this thread. The Go runtime keeps its own
+// SIGABRT handler (signal.Reset does not remove it), which prints a stack
+// dump and exits with status 2; its "crash" traceback level does die by
+// SIGABRT, but only after relaying SIGQUIT through every thread, a relay
+// that now and then stalls for its 5-second watchdog (caught by an epoch
+// deadline under load). So the handler is replaced by SIG_DFL with a raw
+// rt_sigaction, behind the runtime's back, and the signal raised with
+// tgkill: the kernel ends the process at once. RLIMIT_CORE 0 keeps a core
+// file out of the working directory (the sandbox's mapped root).
 func abort() {
-	signal.Reset(syscall.SIGABRT)
-	debug.SetTraceback("crash")
 	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-	_ = syscall.Kill(os.Getpid(), syscall.SIGABRT)
+	// A zeroed struct kernel_sigaction is SIG_DFL with no flags and an
+	// empty mask; 64 bytes cover its size on every Linux architecture.
+	var dfl [8]uint64
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGABRT),
+		uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	_ = syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), syscall.SIGABRT)
+	select {} // not reached: the default action of SIGABRT ends the process
 }
 
 // daemonize leaves a daemon behind the classic way: a middle process starts
