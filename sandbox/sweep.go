@@ -30,20 +30,28 @@ func writeOwner(dir string) error {
 
 // procStartTime is field 22 of /proc/<pid>/stat.
 func procStartTime(pid int) (uint64, error) {
+	_, start, err := procStat(pid)
+	return start, err
+}
+
+// procStat returns fields 3 (state: R, S, Z, ...) and 22 (start time) of
+// /proc/<pid>/stat.
+func procStat(pid int) (state string, start uint64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	// comm (field 2) may contain spaces and parentheses: cut after the last ')'.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+		return "", 0, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+		return "", 0, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return f[0], start, err
 }
 
 // ownerAlive reports whether the supervisor recorded in dir still runs.
@@ -144,9 +152,16 @@ const sweepKillWait = 5 * time.Second
 // waits for everything else in its namespace. A pidfd makes both the
 // signal and the wait safe against the pid being reused.
 func killAndWait(pid int, start uint64, d time.Duration) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
+	fd, err := pidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
 		return // gone already
+	}
+	if err != nil {
+		// No pidfd: a kernel before 5.3 (ENOSYS), or a seccomp filter
+		// around the supervisor that denies pidfd_open (EPERM). The init
+		// must still be killed, or Destroy refuses it as running.
+		killAndPoll(pid, start, d)
+		return
 	}
 	defer unix.Close(fd)
 	if now, err := procStartTime(pid); err != nil || now != start {
@@ -163,6 +178,25 @@ func killAndWait(pid int, start uint64, d time.Duration) {
 			return
 		}
 		if _, err := unix.Poll(fds, int(left/time.Millisecond)+1); err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// pidfdOpen is unix.PidfdOpen; a test replaces it to take the fallback.
+var pidfdOpen = unix.PidfdOpen
+
+// killAndPoll is killAndWait without a pidfd: kill(2) after the start-time
+// check (a pid reused in between is the race a pidfd closes), then
+// /proc/<pid>/stat until the process is a zombie or gone.
+func killAndPoll(pid int, start uint64, d time.Duration) {
+	if now, err := procStartTime(pid); err != nil || now != start {
+		return
+	}
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		st, now, err := procStat(pid)
+		if err != nil || now != start || st == "Z" || st == "X" {
 			return
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestSweep(t *testing.T) {
@@ -73,18 +75,27 @@ func TestSweep(t *testing.T) {
 }
 
 // TestKillAndWait: the process is dead (a zombie of ours) when killAndWait
-// returns, and a stale start time spares the process the pid now names.
+// returns, and a stale start time spares the process the pid now names;
+// the same without a pidfd (an old kernel, or pidfd_open denied).
 func TestKillAndWait(t *testing.T) {
 	cases := []struct {
 		name       string
-		staleStart bool // pass a start time that is not the process's
+		staleStart bool  // pass a start time that is not the process's
+		pidfdErr   error // pidfd_open fails with this
 		wantDead   bool
 	}{
-		{"current process is killed and waited for", false, true},
-		{"stale start time spares it", true, false},
+		{"current process is killed and waited for", false, nil, true},
+		{"stale start time spares it", true, nil, false},
+		{"no pidfd (ENOSYS): killed and waited for", false, unix.ENOSYS, true},
+		{"pidfd_open denied (EPERM): killed and waited for", false, unix.EPERM, true},
+		{"no pidfd: stale start time spares it", true, unix.ENOSYS, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.pidfdErr != nil {
+				defer func(f func(int, int) (int, error)) { pidfdOpen = f }(pidfdOpen)
+				pidfdOpen = func(int, int) (int, error) { return -1, tc.pidfdErr }
+			}
 			cmd := exec.Command("/bin/sleep", "30")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
