@@ -5,22 +5,32 @@
 # container, nothing of ours) vs bubblewrap vs unshare vs bare, interleaved
 # round-robin in one run so that machine load hits every variant alike.
 # Prints medians and ratios (docs/SANDBOX.md quotes a run). Needs root;
-# installs bubblewrap if missing and builds runc with `go install`.
+# installs bubblewrap and jq if missing and builds runc with `go install`.
 #   N=200 bash scripts/bench-sandbox.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200}
-BIN=${BIN:-bin/termverify-sandbox}
 [ "$(id -u)" = 0 ] || { echo "bench-sandbox: needs root" >&2; exit 1; }
-[ -x "$BIN" ] || CGO_ENABLED=1 go build -trimpath -o "$BIN" ./cmd/termverify-sandbox
-if ! command -v bwrap >/dev/null; then
+static=(-tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static')
+if [ -z "${BIN:-}" ]; then
+	# Built as make build does, every time (cached, so cheap): a dynamic
+	# build pays the loader on each of its three process starts, and a
+	# binary kept from an older checkout measures older code.
+	BIN=bin/termverify-sandbox
+	CGO_ENABLED=1 go build -trimpath "${static[@]}" -o "$BIN" ./cmd/termverify-sandbox
+fi
+need_apt=()
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
+command -v jq >/dev/null || need_apt+=(jq) # edits the runc bundle's config
+if [ "${#need_apt[@]}" -gt 0 ]; then
 	# A fresh machine has no package lists yet: update first.
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 mkdir -p bin/bench
-static=(-tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static')
-[ -x bin/bench/lcfloor ] || CGO_ENABLED=1 go build -trimpath "${static[@]}" -o bin/bench/lcfloor ./scripts/lcfloor 2>/dev/null
+# Built every time (the build cache makes that cheap): a binary kept from
+# an older scripts/lcfloor or go.mod would measure another libcontainer.
+CGO_ENABLED=1 go build -trimpath "${static[@]}" -o bin/bench/lcfloor ./scripts/lcfloor
 runc_version=$(go list -m -f '{{.Version}}' github.com/opencontainers/runc)
 if [ ! -x "bin/bench/runc-$runc_version" ]; then
 	GOBIN=$PWD/bin/bench go install "github.com/opencontainers/runc@$runc_version"
@@ -30,7 +40,31 @@ RUNC=bin/bench/runc-$runc_version
 state=$(mktemp -d /run/tvs-bench.XXXXXX)
 root=$(mktemp -d)
 chmod 777 "$root"
-trap 'rm -rf "$state" "$root"' EXIT
+# A variant cut short (Ctrl-C, or a failure under set -e) leaves cgroups
+# that only its entry in $state names, so they go before the state dir:
+# every container with a saved state through runc delete -f (runc reads any
+# libcontainer state of its version: runc's own, lcfloor's and exec's),
+# then cgroups named by an id whose state was never saved (exec's tvs-*,
+# lcfloor's floor-*: a start cut between its cgroups and its state).
+cleanup() {
+	set +e
+	local st d id
+	for st in "$state"/runc/*/state.json "$state"/*/lc/*/state.json; do
+		[ -f "$st" ] || continue
+		d=${st%/state.json}
+		"$RUNC" --root "${d%/*}" delete -f "${d##*/}" >/dev/null 2>&1
+	done
+	for d in "$state"/tvs-* "$state"/floor-*; do
+		[ -d "$d" ] || continue
+		id=${d##*/}
+		find /sys/fs/cgroup -depth -type d -name "$id" 2>/dev/null | while read -r cg; do
+			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
+			for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+		done
+	done
+	rm -rf "$state" "$root"
+}
+trap cleanup EXIT
 # The runc bundle: runc's default spec, /bin/true, no terminal, the host's
 # /usr bound read-only under a root of symlinks as in the bwrap variant.
 bundle=$state/bundle
@@ -39,15 +73,10 @@ ln -s usr/bin "$bundle/rootfs/bin"
 ln -s usr/lib "$bundle/rootfs/lib"
 ln -s usr/lib64 "$bundle/rootfs/lib64"
 (cd "$bundle" && "$OLDPWD/$RUNC" spec)
-python3 - "$bundle/config.json" <<'PY'
-import json, sys
-p = sys.argv[1]
-c = json.load(open(p))
-c["process"]["terminal"] = False
-c["process"]["args"] = ["/bin/true"]
-c["mounts"].append({"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]})
-json.dump(c, open(p, "w"))
-PY
+jq '.process.terminal = false | .process.args = ["/bin/true"]
+	| .mounts += [{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]}]' \
+	"$bundle/config.json" >"$bundle/config.json.new"
+mv "$bundle/config.json.new" "$bundle/config.json"
 n=0
 
 variants=(exec runc lcfloor bwrap unshare bare)

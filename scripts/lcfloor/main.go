@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"github.com/opencontainers/cgroups"
@@ -47,11 +46,14 @@ func main() {
 }
 
 func run(stateDir string, args []string) (int, error) {
-	id := "floor-" + strconv.Itoa(os.Getpid())
 	dir, err := os.MkdirTemp(stateDir, "floor-")
 	if err != nil {
 		return 0, err
 	}
+	// The id (and so the cgroups' name) is the state entry's name: a run
+	// cut short leaves that entry, and the bench's cleanup finds the
+	// cgroups by it.
+	id := filepath.Base(dir)
 	defer os.RemoveAll(dir)
 	rootfs := filepath.Join(dir, "root")
 	for _, d := range []string{"usr", "proc", "dev", "tmp"} {
