@@ -54,6 +54,7 @@ type Evidence struct {
 	// children excluded) for the whole run.
 	SupervisorCPUMicros int64    `json:"supervisor_cpu_us"`
 	SweptStale          []string `json:"swept_stale,omitempty"` // dead supervisors' sandboxes removed first
+	SweepError          string   `json:"sweep_error,omitempty"` // what that sweep could not remove
 	TeardownError       string   `json:"teardown_error,omitempty"`
 }
 

@@ -56,8 +56,12 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	ev := newEvidence(&req)
 	// A supervisor that was SIGKILLed leaves state and cgroups behind
 	// (its sandbox died with it); the next run removes them first.
-	if rep, err := sandbox.Sweep(req.StateDir); err == nil {
-		ev.SweptStale = rep.Removed
+	// What it cannot remove is said, not fatal: the run needs none of it.
+	rep, err := sandbox.Sweep(req.StateDir)
+	ev.SweptStale = rep.Removed
+	if err != nil {
+		ev.SweepError = err.Error()
+		req.Logf("sweep of stale sandboxes: %v", err)
 	}
 
 	out, err := openOutput(req.TranscriptPath, req.Transcript)

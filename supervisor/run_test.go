@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -517,4 +519,44 @@ func TestImprovements(t *testing.T) {
 			t.Errorf("daemon survived: %v", pids)
 		}
 	})
+}
+
+// TestSweepErrorRecorded: a stale entry the start-up sweep cannot remove
+// (here a mount inside it) does not stop the run, and the evidence says so.
+func TestSweepErrorRecorded(t *testing.T) {
+	needSandbox(t)
+	req := exampleRequest(t)
+	req.Isolation = receipts.IsolationNone
+	req.StateDir = t.TempDir() // its own: the sweep must not meet other tests' entries
+	req.EvidencePath = filepath.Join(t.TempDir(), "evidence.json")
+	stale := filepath.Join(req.StateDir, "tvs-stale")
+	if err := os.MkdirAll(filepath.Join(stale, "busy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A dead owner: pid 1 with a start time it cannot have.
+	if err := os.WriteFile(filepath.Join(stale, "owner"), []byte("1 999999999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", filepath.Join(stale, "busy"), "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs to make the entry unremovable: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(stale, "busy"), unix.MNT_DETACH) })
+	o := runCase(t, req)
+	if !o.res.Succeeded() {
+		t.Fatalf("result %+v", o.res)
+	}
+	data, err := os.ReadFile(req.EvidencePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		SweepError string   `json:"sweep_error"`
+		SweptStale []string `json:"swept_stale"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ev.SweepError, "tvs-stale") || len(ev.SweptStale) != 0 {
+		t.Errorf("evidence sweep_error %q, swept %v: want the stale entry named", ev.SweepError, ev.SweptStale)
+	}
 }
