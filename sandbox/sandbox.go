@@ -123,7 +123,6 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	}
 	sb.id = id
 	sb.dir = filepath.Join(s.StateDir, id)
-	sb.evidence.ID, sb.evidence.StateDir, sb.evidence.HostRoot, sb.evidence.RootFS = id, sb.dir, s.Root, s.RootFS
 	if err := os.MkdirAll(s.StateDir, 0o711); err != nil {
 		return stepErr("state dir", s.StateDir, err)
 	}
@@ -134,6 +133,17 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	if err := writeOwner(sb.dir); err != nil {
 		return stepErr("owner record", sb.dir, err)
 	}
+	if s.ScratchRoot {
+		// Inside the state entry, so that Destroy and Sweep take it along.
+		s.Root = filepath.Join(sb.dir, "scratch")
+		if err := os.Mkdir(s.Root, 0o777); err != nil {
+			return stepErr("scratch root", s.Root, err)
+		}
+		if err := os.Chmod(s.Root, 0o777); err != nil { // past the umask
+			return stepErr("scratch root", s.Root, err)
+		}
+	}
+	sb.evidence.ID, sb.evidence.StateDir, sb.evidence.HostRoot, sb.evidence.RootFS = id, sb.dir, s.Root, s.RootFS
 	sb.mark("state")
 	if s.isolation() == IsolationNone {
 		return sb.startDirect(c)

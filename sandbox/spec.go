@@ -60,6 +60,12 @@ type Spec struct {
 	// Root is the host directory mapped read-write at Workdir. Optional when
 	// RootFS is set (the working directory is then "/").
 	Root string
+	// ScratchRoot, instead of Root, gives the subject a fresh empty root
+	// made inside the sandbox's state directory, writable by the sandbox
+	// uid. It goes with the sandbox: Destroy removes it, and so does the
+	// next Sweep if the supervisor was killed, so nothing of it survives
+	// (a temporary directory of the caller's would outlive a SIGKILL).
+	ScratchRoot bool
 	// RootFS, if set, is a complete root filesystem used read-only instead of
 	// the host's system directories. It is never mounted as the container
 	// root itself: its top-level entries are bound read-only into a fresh
@@ -133,8 +139,11 @@ func (s *Spec) Validate() error {
 			return &SpecError{"Env", fmt.Sprintf("%q is not K=V", e)}
 		}
 	}
-	if s.Root == "" && s.RootFS == "" {
-		return &SpecError{"Root", "neither Root nor RootFS set"}
+	if s.ScratchRoot && s.Root != "" {
+		return &SpecError{"ScratchRoot", "set together with Root"}
+	}
+	if s.Root == "" && s.RootFS == "" && !s.ScratchRoot {
+		return &SpecError{"Root", "neither Root, ScratchRoot nor RootFS set"}
 	}
 	for _, d := range []struct{ field, path string }{{"Root", s.Root}, {"RootFS", s.RootFS}} {
 		if d.path == "" {
@@ -154,7 +163,7 @@ func (s *Spec) Validate() error {
 	if s.isolation() == IsolationNone && s.RootFS != "" {
 		return &SpecError{"RootFS", "a complete root needs isolation os"}
 	}
-	if s.isolation() == IsolationNone && s.Root == "" {
+	if s.isolation() == IsolationNone && s.Root == "" && !s.ScratchRoot {
 		return &SpecError{"Root", "isolation none needs Root as the working directory"}
 	}
 	if err := normPolicy(s.Network).Validate(); err != nil {

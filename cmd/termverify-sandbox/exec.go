@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
 	"github.com/termverify/termverify-sandbox/sandbox"
@@ -68,10 +70,7 @@ mapped and removed afterwards.`,
 
 // runExec turns the options into a sandbox.Spec and runs it.
 func runExec(cmd *cobra.Command, o execOptions, args []string) error {
-	spec, tmp, err := o.spec(args)
-	if tmp != "" {
-		defer os.RemoveAll(tmp)
-	}
+	spec, err := o.spec(args)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}
@@ -81,6 +80,16 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	if _, err := sandbox.Sweep(spec.StateDir); err != nil && o.verbose {
 		fmt.Fprintf(errOut, "exec: sweep: %v\n", err)
 	}
+	// SIGINT, SIGTERM and SIGHUP do not end exec by their default action,
+	// which would skip every cleanup: the first is passed on to the
+	// subject (as a shell passes it to its foreground job), a second kills
+	// the sandbox, and exec then ends as usual with the subject's status.
+	// Registered before Start so that none is lost while the sandbox
+	// starts. (SIGKILL cannot be caught: the next start's sweep removes
+	// what it leaves.)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(sigs)
 	box, err := sandbox.Start(context.Background(), spec)
 	defer box.Destroy()
 	if err != nil {
@@ -89,6 +98,9 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 		}
 		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
 	}
+	done := make(chan struct{})
+	defer close(done)
+	go forwardSignals(box, sigs, done)
 	if o.verbose {
 		enc := json.NewEncoder(errOut)
 		enc.SetIndent("", "  ")
@@ -114,8 +126,8 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	return nil
 }
 
-// spec builds the sandbox.Spec; tmp is a temporary root to remove.
-func (o execOptions) spec(args []string) (sandbox.Spec, string, error) {
+// spec builds the sandbox.Spec.
+func (o execOptions) spec(args []string) (sandbox.Spec, error) {
 	s := sandbox.Spec{
 		Args:          args,
 		Env:           os.Environ(),
@@ -129,48 +141,39 @@ func (o execOptions) spec(args []string) (sandbox.Spec, string, error) {
 	s.Env = sandboxEnv(s.Env)
 	mem, err := parseSize(o.memory)
 	if err != nil {
-		return s, "", fmt.Errorf("--memory: %w", err)
+		return s, fmt.Errorf("--memory: %w", err)
 	}
 	s.Limits.MemoryBytes = mem
 	switch {
 	case len(o.allow) > 0:
 		if o.network != "deny" && o.network != string(netpolicy.AllowList) {
-			return s, "", fmt.Errorf("--allow and --network %s conflict", o.network)
+			return s, fmt.Errorf("--allow and --network %s conflict", o.network)
 		}
 		s.Network.Mode = netpolicy.AllowList
 		for _, a := range o.allow {
 			hp, err := netpolicy.ParseHostPort(a)
 			if err != nil {
-				return s, "", fmt.Errorf("--allow: %w", err)
+				return s, fmt.Errorf("--allow: %w", err)
 			}
 			s.Network.Allowed = append(s.Network.Allowed, hp)
 		}
 	case o.network == "deny":
 		s.Network.Mode = netpolicy.Deny
 	default:
-		return s, "", fmt.Errorf("--network %q: want deny, or --allow HOST:PORT", o.network)
+		return s, fmt.Errorf("--network %q: want deny, or --allow HOST:PORT", o.network)
 	}
-	var tmp string
-	if o.root == "" && o.rootfs == "" {
-		tmp, err = os.MkdirTemp("", "termverify-exec-")
-		if err != nil {
-			return s, "", err
-		}
-		o.root = tmp
-		// The subject's uid must be able to write its own scratch root.
-		if err := os.Chmod(tmp, 0o777); err != nil {
-			return s, tmp, err
-		}
-	}
+	// Without --root or --rootfs the subject gets an empty scratch root
+	// that lives and dies with the sandbox's state (swept after a crash).
+	s.ScratchRoot = o.root == "" && o.rootfs == ""
 	for _, p := range []*string{&o.root, &o.rootfs} {
 		if *p != "" {
 			if *p, err = filepath.Abs(*p); err != nil {
-				return s, tmp, err
+				return s, err
 			}
 		}
 	}
 	s.Root, s.RootFS = o.root, o.rootfs
-	return s, tmp, s.Validate()
+	return s, s.Validate()
 }
 
 // sandboxEnv keeps the caller's environment except what names host
@@ -207,4 +210,21 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size", s)
 	}
 	return n * mult, nil
+}
+
+// forwardSignals passes the first signal to the subject and kills the
+// sandbox on the second, until done is closed.
+func forwardSignals(box *sandbox.Sandbox, sigs <-chan os.Signal, done <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			return
+		case sig := <-sigs:
+			if n == 0 {
+				_ = box.Signal(sig.(unix.Signal))
+			} else {
+				_ = box.Kill()
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -238,5 +239,59 @@ func TestRootless(t *testing.T) {
 	}
 	if _, errOut, status := run(t, asNobody("exec", "--state-dir", state, "--allow", "127.0.0.1:9", "--", "/bin/true")); status == 0 || !strings.Contains(errOut, "network policy") {
 		t.Errorf("rootless allow-list: status %d stderr %q, want a refusal", status, errOut)
+	}
+}
+
+// TestExecSignals: exec does not die by SIGTERM's default action (which
+// would skip every cleanup). The first signal reaches the subject; a
+// second kills the sandbox; either way exec ends with the subject's status
+// and leaves nothing behind, the scratch root included.
+func TestExecSignals(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	cases := []struct {
+		name    string
+		script  string
+		signals int
+		status  int
+	}{
+		{"first signal reaches the subject", "trap 'exit 7' TERM; touch scratch-file; echo ready; while :; do sleep 0.02; done", 1, 7},
+		{"second signal kills the sandbox", "trap '' TERM; touch scratch-file; echo ready; while :; do sleep 0.02; done", 2, 128 + 9},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			sandboxtest.CheckNoLeaks(t, state, "")
+			cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", tc.script)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			timer := time.AfterFunc(20*time.Second, func() { _ = cmd.Process.Kill() })
+			defer timer.Stop()
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			if line != "ready\n" {
+				t.Fatalf("subject said %q", line)
+			}
+			for i := 0; i < tc.signals; i++ {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			err = cmd.Wait()
+			status := 0
+			if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+				status = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tc.status {
+				t.Errorf("exec status %d, want %d", status, tc.status)
+			}
+		})
 	}
 }
