@@ -160,19 +160,11 @@ func tryClone(flags uintptr, rootless bool) error {
 // reaper in noop mode, with small limits and (withAllow) an allow-list
 // forwarder for 127.0.0.1:9 that is never dialed.
 func trialSandbox(ctx context.Context, stateDir string, withAllow bool) (*Applied, error) {
-	dir, err := os.MkdirTemp("", "termverify-probe-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o777); err != nil {
-		return nil, err
-	}
 	spec := Spec{
-		Args:     []string{"/proc/self/exe", reaper.Arg, reaper.ModeNoop},
-		Root:     dir,
-		StateDir: stateDir,
-		Limits:   Limits{MemoryBytes: 64 << 20, Pids: 64},
+		Args:        []string{"/proc/self/exe", reaper.Arg, reaper.ModeNoop},
+		ScratchRoot: true, // goes with the trial's state, even after a crash
+		StateDir:    stateDir,
+		Limits:      Limits{MemoryBytes: 64 << 20, Pids: 64},
 	}
 	if withAllow {
 		spec.Network = netpolicy.Policy{Mode: netpolicy.AllowList, Allowed: []netpolicy.HostPort{{Host: "127.0.0.1", Port: 9}}}
