@@ -134,14 +134,12 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		return stepErr("owner record", sb.dir, err)
 	}
 	if s.ScratchRoot {
-		// Inside the state entry, so that Destroy and Sweep take it along.
-		s.Root = filepath.Join(sb.dir, "scratch")
-		if err := os.Mkdir(s.Root, 0o777); err != nil {
-			return stepErr("scratch root", s.Root, err)
+		root, err := makeScratchRoot(sb.dir, id)
+		if err != nil {
+			return stepErr("scratch root", root, err)
 		}
-		if err := os.Chmod(s.Root, 0o777); err != nil { // past the umask
-			return stepErr("scratch root", s.Root, err)
-		}
+		c.add(func() error { return os.RemoveAll(root) })
+		s.Root = root
 	}
 	sb.evidence.ID, sb.evidence.StateDir, sb.evidence.HostRoot, sb.evidence.RootFS = id, sb.dir, s.Root, s.RootFS
 	sb.mark("state")

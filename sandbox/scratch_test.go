@@ -2,14 +2,15 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
 // TestScratchRoot: the subject's scratch root is an empty, writable
-// directory inside the sandbox's own state entry, and goes with it.
+// directory in the temporary directory, named after the sandbox, and goes
+// with it.
 func TestScratchRoot(t *testing.T) {
 	f := newFixture(t) // CheckNoLeaks: the state entry, scratch included, must be gone
 	for _, iso := range bothIsolations {
@@ -22,8 +23,8 @@ func TestScratchRoot(t *testing.T) {
 				t.Fatalf("start: %v", err)
 			}
 			root := sb.Evidence().HostRoot
-			if !strings.HasPrefix(root, filepath.Join(f.stateDir, sb.ID())+"/") {
-				t.Errorf("scratch root %s is not inside the state entry of %s", root, sb.ID())
+			if want := filepath.Join(os.TempDir(), scratchPrefix+sb.ID()); root != want {
+				t.Errorf("scratch root %s, want %s", root, want)
 			}
 			ex, err := sb.Wait()
 			if err != nil || ex.Code != 0 {
@@ -38,6 +39,48 @@ func TestScratchRoot(t *testing.T) {
 			if _, err := os.Stat(root); !os.IsNotExist(err) {
 				t.Errorf("scratch root survives Destroy: %v", err)
 			}
+		})
+	}
+}
+
+// TestSweepScratch: a dead supervisor's scratch root is removed with its
+// state entry; a record that does not name a scratch root removes nothing.
+func TestSweepScratch(t *testing.T) {
+	state := t.TempDir()
+	cases := []struct {
+		name      string
+		target    string // the directory the record names
+		wantGone  bool
+		wantError bool
+	}{
+		{"scratch root of a dead entry", filepath.Join(t.TempDir(), scratchPrefix+"dead"), true, false},
+		{"record naming another directory", t.TempDir(), false, true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			entry := filepath.Join(state, fmt.Sprintf("tvs-case%d", i))
+			if err := os.MkdirAll(entry, 0o711); err != nil {
+				t.Fatal(err)
+			}
+			// An owner that is dead: pid 1 with a start time it cannot have.
+			if err := os.WriteFile(filepath.Join(entry, ownerFile), []byte("1 999999999999\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(tc.target, "sub"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(tc.target), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Sweep(state)
+			if (err != nil) != tc.wantError {
+				t.Errorf("sweep error %v, want error %v", err, tc.wantError)
+			}
+			_, statErr := os.Stat(tc.target)
+			if gone := os.IsNotExist(statErr); gone != tc.wantGone {
+				t.Errorf("%s gone=%v, want %v", tc.target, gone, tc.wantGone)
+			}
+			_ = os.RemoveAll(entry)
 		})
 	}
 }

@@ -61,9 +61,9 @@ type Spec struct {
 	// RootFS is set (the working directory is then "/").
 	Root string
 	// ScratchRoot, instead of Root, gives the subject a fresh empty root
-	// made inside the sandbox's state directory, writable by the sandbox
-	// uid. It goes with the sandbox: Destroy removes it, and so does the
-	// next Sweep if the supervisor was killed, so nothing of it survives
+	// in the temporary directory, writable by the sandbox uid and recorded
+	// in the sandbox's state entry. It goes with the sandbox: Destroy
+	// removes it, and so does the next Sweep if the supervisor was killed
 	// (a temporary directory of the caller's would outlive a SIGKILL).
 	ScratchRoot bool
 	// RootFS, if set, is a complete root filesystem used read-only instead of

@@ -28,6 +28,47 @@ func writeOwner(dir string) error {
 	return os.WriteFile(filepath.Join(dir, ownerFile), fmt.Appendf(nil, "%d %d\n", pid, start), 0o644)
 }
 
+// scratchFile, in a state entry, names the entry's scratch root.
+const scratchFile = "scratch"
+
+// scratchPrefix starts the name of every scratch root, which is made in
+// the temporary directory (the subject's files belong with temporary
+// files, not on the small tmpfs /run often is), not in the state entry.
+const scratchPrefix = "termverify-scratch-"
+
+// makeScratchRoot makes the sandbox id's scratch root, writable by any
+// uid. Its path is recorded in the state entry first, so that a Sweep
+// after a crash at any point finds and removes it. Mkdir never follows a
+// planted symlink and fails on a planted directory; the sticky temporary
+// directory keeps others from renaming ours away.
+func makeScratchRoot(entry, id string) (string, error) {
+	root := filepath.Join(os.TempDir(), scratchPrefix+id)
+	if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(root), 0o600); err != nil {
+		return root, err
+	}
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return root, err
+	}
+	return root, os.Chmod(root, 0o777)
+}
+
+// sweepScratch removes the scratch root a dead entry records, if it is
+// one of ours by name.
+func sweepScratch(entry string) error {
+	b, err := os.ReadFile(filepath.Join(entry, scratchFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	root := string(b)
+	if !filepath.IsAbs(root) || !strings.HasPrefix(filepath.Base(root), scratchPrefix) {
+		return fmt.Errorf("scratch record %q is not a scratch root", root)
+	}
+	return os.RemoveAll(root)
+}
+
 // procStartTime is field 22 of /proc/<pid>/stat.
 func procStartTime(pid int) (uint64, error) {
 	_, start, err := procStat(pid)
@@ -136,6 +177,9 @@ func sweepOne(dir, id string) error {
 		}
 	}
 	sweepCgroups(id)
+	if err := sweepScratch(dir); err != nil {
+		return fmt.Errorf("sweep %s: %w", id, err)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("sweep %s: %w", id, err)
 	}

@@ -175,9 +175,17 @@ func TestExecSupervisorKilled(t *testing.T) {
 	if len(sandboxtest.Leaks(state, "")) == 0 {
 		t.Log("nothing left even before the sweep")
 	}
+	// So is its scratch root, in the temporary directory.
+	scratch := filepath.Join(os.TempDir(), "termverify-scratch-"+ents[0].Name())
+	if _, err := os.Stat(scratch); err != nil {
+		t.Errorf("the crashed exec's scratch root: %v", err)
+	}
 	// ...until the next start sweeps them (CheckNoLeaks verifies).
 	if _, errOut, status := run(t, exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/true")); status != 0 {
 		t.Fatalf("exec after crash: %d %s", status, errOut)
+	}
+	if _, err := os.Stat(scratch); !os.IsNotExist(err) {
+		t.Errorf("scratch root %s survives the sweep: %v", scratch, err)
 	}
 }
 
