@@ -17,7 +17,7 @@ const (
 	FailureMalformed   = "peer-malformed"
 	FailureLifecycle   = "peer-lifecycle"
 	FailureEpoch       = "epoch-timeout"
-	FailureInterrupted = "interrupted"       // SIGINT/SIGTERM to the supervisor
+	FailureInterrupted = "interrupted"       // SIGINT/SIGTERM/SIGHUP to the supervisor
 	FailureExitUnknown = "exit-unobserved"   // the init vanished without reporting the subject's end
 	FailureTranscript  = "transcript-rule"   // subject evidence the transcript cannot hold
 	FailureBudget      = "transcript-budget" // written by transcript.Writer.FailBudget

@@ -8,24 +8,23 @@ import (
 )
 
 // InterruptContext returns a context that is cancelled, with an
-// *Interrupted cause, when the process receives SIGINT or SIGTERM. Run
-// then kills the subject, records run.failed naming the signal, and
-// returns. Call stop to restore the default signal behaviour.
+// *Interrupted cause, when the process receives SIGINT, SIGTERM or SIGHUP
+// (a closed terminal or SSH session: the run still ends in a transcript
+// that says why). Run then kills the subject, records run.failed naming
+// the signal, and returns. Call stop to restore the default signal
+// behaviour.
 func InterruptContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		select {
 		case s := <-ch:
-			name := "INT"
-			if s == syscall.SIGTERM {
-				name = "TERM"
-			}
-			cancel(&Interrupted{Signal: name})
+			names := map[os.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}
+			cancel(&Interrupted{Signal: names[s]})
 		case <-done:
 		}
 	}()

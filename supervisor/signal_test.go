@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,34 +86,43 @@ func waitGone(marker string, d time.Duration) []int {
 	}
 }
 
-// TestSIGTERM: the supervisor kills the subject, records run.failed naming
-// the signal in a valid transcript, and exits.
+// TestSIGTERM: on SIGTERM (and SIGHUP, a closed terminal) the supervisor
+// kills the subject, records run.failed naming the signal in a valid
+// transcript, and exits.
 func TestSIGTERM(t *testing.T) {
 	needSandbox(t)
 	t.Parallel()
-	marker := "tv-sigterm-" + fmt.Sprint(os.Getpid())
-	cmd, out := startChild(t, marker)
-	if err := cmd.Process.Signal(unix.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("supervisor exit: %v", err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := transcript.Parse(data)
-	if err != nil {
-		t.Fatalf("transcript does not validate: %v", err)
-	}
-	o := outcome{tr: tr, data: data}
-	if tr.Terminal() != transcript.KindRunFailed || o.detail("failure") != FailureInterrupted || o.detail("signal") != "TERM" {
-		t.Errorf("terminal %s", jsonText(o.terminal()))
-	}
-	if pids := waitGone(marker, 5*time.Second); len(pids) > 0 {
-		t.Errorf("subject survived: %v", pids)
+	for _, tc := range []struct {
+		sig  unix.Signal
+		name string
+	}{{unix.SIGTERM, "TERM"}, {unix.SIGHUP, "HUP"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			marker := "tv-sig" + strings.ToLower(tc.name) + "-" + fmt.Sprint(os.Getpid())
+			cmd, out := startChild(t, marker)
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("supervisor exit: %v", err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := transcript.Parse(data)
+			if err != nil {
+				t.Fatalf("transcript does not validate: %v", err)
+			}
+			o := outcome{tr: tr, data: data}
+			if tr.Terminal() != transcript.KindRunFailed || o.detail("failure") != FailureInterrupted || o.detail("signal") != tc.name {
+				t.Errorf("terminal %s", jsonText(o.terminal()))
+			}
+			if pids := waitGone(marker, 5*time.Second); len(pids) > 0 {
+				t.Errorf("subject survived: %v", pids)
+			}
+		})
 	}
 }
 
