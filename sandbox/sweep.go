@@ -196,6 +196,12 @@ const sweepKillWait = 5 * time.Second
 // waits for everything else in its namespace. A pidfd makes both the
 // signal and the wait safe against the pid being reused.
 func killAndWait(pid int, start uint64, d time.Duration) {
+	killAndWaitWith(unix.PidfdOpen, pid, start, d)
+}
+
+// killAndWaitWith is killAndWait with the pidfd_open to use; a test passes
+// one that fails, to take the fallback.
+func killAndWaitWith(pidfdOpen func(pid, flags int) (int, error), pid int, start uint64, d time.Duration) {
 	fd, err := pidfdOpen(pid, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return // gone already
@@ -226,9 +232,6 @@ func killAndWait(pid int, start uint64, d time.Duration) {
 		}
 	}
 }
-
-// pidfdOpen is unix.PidfdOpen; a test replaces it to take the fallback.
-var pidfdOpen = unix.PidfdOpen
 
 // killAndPoll is killAndWait without a pidfd: kill(2) after the start-time
 // check (a pid reused in between is the race a pidfd closes), then

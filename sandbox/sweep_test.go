@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -92,8 +91,8 @@ func TestKillAndWait(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			pidfdOpen := unix.PidfdOpen
 			if tc.pidfdErr != nil {
-				defer func(f func(int, int) (int, error)) { pidfdOpen = f }(pidfdOpen)
 				pidfdOpen = func(int, int) (int, error) { return -1, tc.pidfdErr }
 			}
 			cmd := exec.Command("/bin/sleep", "30")
@@ -109,15 +108,14 @@ func TestKillAndWait(t *testing.T) {
 			if tc.staleStart {
 				start++
 			}
-			killAndWait(pid, start, 5*time.Second)
+			killAndWaitWith(pidfdOpen, pid, start, 5*time.Second)
 			// Without a wait of ours, a dead child is a zombie: state Z.
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			state, _, err := procStat(pid)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-			if dead := f[0] == "Z"; dead != tc.wantDead {
-				t.Errorf("state %s after killAndWait, want dead=%v", f[0], tc.wantDead)
+			if dead := state == "Z"; dead != tc.wantDead {
+				t.Errorf("state %s after killAndWait, want dead=%v", state, tc.wantDead)
 			}
 		})
 	}
