@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
-
 	"github.com/termverify/termverify-sandbox/receipts"
 )
 
@@ -62,8 +61,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	}
 	defer goW.Close()
 
-	args, _ := reaperArgs(reaper.ModeDirect, s.Args)
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe, reaper.Args(reaper.ModeDirect, nil, s.Args)...)
 	cmd.Args[0] = "termverify-sandbox-reaper"
 	cmd.Dir, cmd.Env = s.Root, s.Env
 	if s.Stdin != nil {

@@ -23,17 +23,14 @@ func LibcontainerInit() {
 	libcontainer.Init()
 }
 
-// reaperArgs is the argv (from argv[1]) of a reaper in mode running the
-// subject argv; in ModeSandbox it carries the seccomp filter to install.
-func reaperArgs(mode string, subject []string) ([]string, error) {
-	if mode != reaper.ModeSandbox {
-		return reaper.Args(mode, nil, subject), nil
-	}
+// sandboxReaperArgs is the argv (from argv[1]) of the sandbox's PID-1
+// reaper running the subject argv, with the seccomp filter it installs.
+func sandboxReaperArgs(subject []string) ([]string, error) {
 	prog, err := buildFilter()
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(mode, prog, subject), nil
+	return reaper.Args(reaper.ModeSandbox, prog, subject), nil
 }
 
 // reaperEvent is one parsed report line.

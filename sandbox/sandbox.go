@@ -156,7 +156,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("resolve network", string(s.Network.Mode), err)
 	}
 	sb.mark("resolved")
-	args, err := reaperArgs(reaper.ModeSandbox, s.Args)
+	args, err := sandboxReaperArgs(s.Args)
 	if err != nil {
 		return stepErr("seccomp", "", err) // fail before anything runs
 	}
