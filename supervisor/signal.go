@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // InterruptContext returns a context that is cancelled, with an
@@ -23,8 +26,8 @@ func InterruptContext(parent context.Context) (ctx context.Context, stop func())
 		defer close(finished)
 		select {
 		case s := <-ch:
-			names := map[os.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}
-			cancel(&Interrupted{Signal: names[s]})
+			// "INT", "TERM", "HUP": the name without SIG, as exits name signals.
+			cancel(&Interrupted{Signal: strings.TrimPrefix(unix.SignalName(s.(syscall.Signal)), "SIG")})
 		case <-done:
 		}
 	}()
