@@ -89,29 +89,25 @@ func (p *pipeIO) read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if p.replyDue {
-		p.replyDue = false
+	// Right after an input the reply cannot be there yet: wait first.
+	waitFirst := p.replyDue
+	p.replyDue = false
+	for ; ; waitFirst = false {
 		if p.expired() {
 			return 0, pathError("read", "|0", os.ErrDeadlineExceeded)
 		}
-		if err := p.wait(p.out, unix.POLLIN); err != nil {
-			return 0, pathError("read", "|0", err)
-		}
-	}
-	for {
-		if p.expired() {
-			return 0, pathError("read", "|0", os.ErrDeadlineExceeded)
-		}
-		n, err := unix.Read(p.out, b)
-		switch {
-		case err == nil && n == 0:
-			return 0, io.EOF
-		case err == nil:
-			return n, nil
-		case err == unix.EINTR:
-			continue
-		case err != unix.EAGAIN:
-			return 0, pathError("read", "|0", err)
+		if !waitFirst {
+			n, err := unix.Read(p.out, b)
+			switch {
+			case err == nil && n == 0:
+				return 0, io.EOF
+			case err == nil:
+				return n, nil
+			case err == unix.EINTR:
+				continue
+			case err != unix.EAGAIN:
+				return 0, pathError("read", "|0", err)
+			}
 		}
 		if err := p.wait(p.out, unix.POLLIN); err != nil {
 			return 0, pathError("read", "|0", err)
