@@ -55,14 +55,20 @@ func run(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
+	status := exitStatus(t, cmd, cmd.Run())
+	return stdout.String(), stderr.String(), status
+}
+
+// exitStatus is the status of cmd, which Run or Wait just returned err
+// for; an error other than a non-zero exit fails the test.
+func exitStatus(t *testing.T, cmd *exec.Cmd, err error) int {
+	t.Helper()
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		code = ee.ExitCode()
+		return ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
-	return stdout.String(), stderr.String(), code
+	return 0
 }
 
 func TestExec(t *testing.T) {
@@ -290,14 +296,7 @@ func TestExecSignals(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			err = cmd.Wait()
-			status := 0
-			if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-				status = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if status != tc.status {
+			if status := exitStatus(t, cmd, cmd.Wait()); status != tc.status {
 				t.Errorf("exec status %d, want %d", status, tc.status)
 			}
 		})
