@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gowebpki/jcs"
 )
@@ -269,6 +270,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkAgainstJCS(t, line)
 		checkDecoderReuse(t, line)
+		checkRecycle(t, line)
 	})
 }
 
@@ -331,6 +333,127 @@ func checkDecoderReuse(t testing.TB, line []byte) {
 func TestDecoderReuse(t *testing.T) {
 	for _, s := range []string{`{"a":"x\ny","b":[1,{"c":"\u00e9"}]}`, `{"a":[` + strings.Repeat(`"\t",`, 3000) + `1]}`} {
 		checkDecoderReuse(t, []byte(s))
+	}
+}
+
+// checkRecycle decodes line with a recycling Decoder, after other lines
+// that leave their values in its slabs, and checks that each decode gives
+// exactly what a one-off Decode gives.
+func checkRecycle(t testing.TB, line []byte) {
+	want, _, err := Decode(line)
+	if err != nil {
+		return
+	}
+	wantBytes, err := Marshal(&want)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	var dec Decoder
+	other := []byte(`{"other":["\u00e9\n",{"k":[1,2,3]},"x\ty"],"z":{"a":"b"}}`)
+	for _, l := range [][]byte{other, line, other, line, line} {
+		dec.Recycle()
+		got, _, err := dec.Decode(l)
+		if err != nil {
+			t.Fatalf("recycled decode of %q: %v", l, err)
+		}
+		if !bytes.Equal(l, line) {
+			continue
+		}
+		gotBytes, _ := Marshal(&got)
+		if !bytes.Equal(gotBytes, wantBytes) {
+			t.Fatalf("recycled decode of %q = %q, want %q", line, gotBytes, wantBytes)
+		}
+	}
+}
+
+func TestRecycle(t *testing.T) {
+	for _, s := range []string{`{"a":"x\ny","b":[1,{"c":"\u00e9"}]}`, `{"a":[` + strings.Repeat(`"\t",`, 3000) + `1]}`,
+		`{"s":"` + strings.Repeat("x", 70000) + `"}`} {
+		checkRecycle(t, []byte(s))
+	}
+	// Recycling is what makes the supervisor's epochs allocation-free: the
+	// next line's containers and its copy land where the last line's were.
+	var dec Decoder
+	line := []byte(`{"a":[1,2],"b":{"c":"d\n"}}`)
+	dec.Recycle()
+	first, _, _ := dec.Decode(line)
+	dec.Recycle()
+	second, _, _ := dec.Decode(line)
+	if &first.Members[0] != &second.Members[0] || &first.Members[0].Value.Items[0] != &second.Members[0].Value.Items[0] ||
+		unsafe.StringData(first.Members[0].Key) != unsafe.StringData(second.Members[0].Key) {
+		t.Error("a recycled Decoder did not reuse its memory")
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		dec.Recycle()
+		if _, _, err := dec.Decode(line); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a recycled decode allocates %v times, want 0", allocs)
+	}
+}
+
+func TestArena(t *testing.T) {
+	var a Arena
+	m := [...]Member{M("b", IntValue(2)), M("a", StringValue("x"))}
+	obj := a.Object(m[:]...)
+	m[0].Key = "changed"
+	if got, _ := Marshal(&obj); string(got) != `{"a":"x","b":2}` {
+		t.Errorf("arena object = %s", got)
+	}
+	items := a.Items(3)
+	if len(items) != 3 || cap(items) != 3 || items[0].Kind != Null {
+		t.Errorf("Items(3) = len %d cap %d %+v", len(items), cap(items), items)
+	}
+	items[0] = StringValue("dirty")
+	a.Reset()
+	again := a.Items(3)
+	if &again[0] != &items[0] {
+		t.Error("Reset did not make the arena reuse its memory")
+	}
+	if again[0].Kind != Null || again[0].Str != "" {
+		t.Errorf("reused items are not zeroed: %+v", again[0])
+	}
+	big := a.Members(maxArenaSlab)
+	if len(big) != maxArenaSlab {
+		t.Errorf("Members(%d) has length %d", maxArenaSlab, len(big))
+	}
+	// A slab that fills is replaced, never overwritten while in use.
+	var b Arena
+	first := b.Items(1)
+	first[0] = StringValue("kept")
+	for range minArenaSlab {
+		b.Items(1)[0] = StringValue("filler")
+	}
+	if first[0].Str != "kept" {
+		t.Errorf("an arena overwrote a live value: %q", first[0].Str)
+	}
+}
+
+func TestCanonicalNumber(t *testing.T) {
+	cases := []struct{ lit, want, rule string }{
+		{"0", "0", ""},
+		{"-0", "0", ""},
+		{"7", "7", ""},
+		{"-12", "-12", ""},
+		{"012", "12", ""}, // not JSON, but a Value can be built with it
+		{"123456789012345", "123456789012345", ""},
+		{"9007199254740991", "9007199254740991", ""},
+		{"-9007199254740991", "-9007199254740991", ""},
+		{"9007199254740992", "", RuleIntegerRange},
+		{"-", "", RuleIntegerRange},
+		{"1e2", "100", ""},
+		{"1.50", "1.5", ""},
+	}
+	for _, tc := range cases {
+		got, err := CanonicalNumber(tc.lit)
+		var rule string
+		if ce, ok := errors.AsType[*Error](err); ok {
+			rule = ce.Rule
+		}
+		if got != tc.want || rule != tc.rule {
+			t.Errorf("CanonicalNumber(%q) = %q, %v; want %q, rule %q", tc.lit, got, err, tc.want, tc.rule)
+		}
 	}
 }
 

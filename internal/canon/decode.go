@@ -135,8 +135,42 @@ type Decoder struct {
 	itemSlab   []Value
 	memberSlab []Member
 	strSlab    []byte // decoded escaped strings, append-only
+	lineSlab   []byte // copies of the lines, once Recycle was called
 
-	exact bool // no slabs: every container and escaped string allocated to size
+	exact     bool // no slabs: every container and escaped string allocated to size
+	recycling bool // Recycle was called: lines are copied into lineSlab
+}
+
+// Recycle declares every value this Decoder has returned so far dead: the
+// caller keeps none of them, nor any string or slice inside them. The
+// next Decode writes its values over theirs, in the same slabs, and from
+// then on the Decoder also copies each line into memory it reuses.
+//
+// A caller that decodes one message at a time and is done with it before
+// the next (the supervisor's epoch loop) thus decodes in the same few
+// kilobytes over and over: the memory stays in cache and nothing is left
+// for the garbage collector. A value used after Recycle reads whatever
+// later lines put there.
+func (dec *Decoder) Recycle() {
+	dec.itemSlab = dec.itemSlab[:0]
+	dec.memberSlab = dec.memberSlab[:0]
+	dec.strSlab = dec.strSlab[:0]
+	dec.lineSlab = dec.lineSlab[:0]
+	dec.recycling = true
+}
+
+// lineCopy returns line as a string that stays unchanged until Recycle:
+// a plain copy, or once recycling, a view of the line slab.
+func (dec *Decoder) lineCopy(line []byte) string {
+	if !dec.recycling || len(line) > maxStrSlab {
+		return string(line)
+	}
+	if cap(dec.lineSlab)-len(dec.lineSlab) < len(line) {
+		dec.lineSlab = make([]byte, 0, maxStrSlab)
+	}
+	start := len(dec.lineSlab)
+	dec.lineSlab = append(dec.lineSlab, line...)
+	return unsafe.String(unsafe.SliceData(dec.lineSlab[start:]), len(line))
 }
 
 // stringBuf returns an empty buffer of capacity n for decoding an escaped
@@ -213,7 +247,7 @@ func (dec *Decoder) Decode(line []byte) (v Value, canonical bool, err error) {
 	// One copy of the line per call: unescaped strings and number literals
 	// are substrings of it. (Sharing one copy of a whole transcript instead
 	// measured slower: every pointer then targets the same huge object.)
-	d := decoder{dec: dec, data: line, src: string(line), canonical: true,
+	d := decoder{dec: dec, data: line, src: dec.lineCopy(line), canonical: true,
 		itemStack: dec.items[:0], memberStack: dec.members[:0]}
 	v, err = d.value(0)
 	// Keep the grown stacks, cleared (as far as this line used them) so
@@ -334,7 +368,8 @@ func (d *decoder) object(depth int) (Value, error) {
 	// of one per doubling.
 	base := len(d.memberStack)
 	defer func() { d.memberStack = d.memberStack[:base] }()
-	var index map[string]struct{} // built once an object grows past a few members
+	var index map[string]struct{} // built once an unordered object grows past a few members
+	ordered := true               // every name so far is above the one before it
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
@@ -351,29 +386,14 @@ func (d *decoder) object(depth int) (Value, error) {
 			return Value{}, err
 		}
 		members := d.memberStack[base:]
-		if index == nil && len(members) >= 8 {
-			index = make(map[string]struct{}, 2*len(members))
-			for i := range members {
-				index[members[i].Key] = struct{}{}
-			}
-		}
-		dup := false
-		if index != nil {
-			_, dup = index[key]
-			index[key] = struct{}{}
-		} else {
-			for i := range members {
-				if members[i].Key == key {
-					dup = true
-					break
-				}
-			}
-		}
-		if dup {
-			return Value{}, &Error{Rule: RuleDuplicateMember, Offset: keyOff, Detail: "duplicate JSON member " + Quote(key)}
-		}
-		if n := len(members); n > 0 && d.canonical && !Less(members[n-1].Key, key) {
+		// While the names so far strictly ascend in RFC 8785 order (as in
+		// every canonical line), a name above the last is new: no lookup.
+		if n := len(members); ordered && n > 0 && !Less(members[n-1].Key, key) {
+			ordered = false
 			d.canonical = false
+		}
+		if !ordered && isDuplicate(&index, members, key) {
+			return Value{}, &Error{Rule: RuleDuplicateMember, Offset: keyOff, Detail: "duplicate JSON member " + Quote(key)}
 		}
 		d.skipSpace()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
@@ -403,6 +423,29 @@ func (d *decoder) object(depth int) (Value, error) {
 			return Value{}, d.errf(RuleSyntax, "expected ',' or '}' in object")
 		}
 	}
+}
+
+// isDuplicate reports whether key names one of members, in a set built
+// once the object has a few members (an object may have 16,384: no
+// quadratic scan), and adds key to the set.
+func isDuplicate(index *map[string]struct{}, members []Member, key string) bool {
+	if *index == nil && len(members) >= 8 {
+		*index = make(map[string]struct{}, 2*len(members))
+		for i := range members {
+			(*index)[members[i].Key] = struct{}{}
+		}
+	}
+	if *index != nil {
+		_, dup := (*index)[key]
+		(*index)[key] = struct{}{}
+		return dup
+	}
+	for i := range members {
+		if members[i].Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) array(depth int) (Value, error) {

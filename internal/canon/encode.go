@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -46,40 +47,79 @@ func Append(dst []byte, v *Value) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case Object:
-		order := make([]int, len(v.Members))
-		for i := range order {
-			order[i] = i
+		if !ascending(v.Members) {
+			return appendUnsorted(dst, v)
 		}
-		slices.SortFunc(order, func(a, b int) int {
-			ka, kb := v.Members[a].Key, v.Members[b].Key
-			switch {
-			case ka == kb:
-				return 0
-			case Less(ka, kb):
-				return -1
-			}
-			return 1
-		})
 		dst = append(dst, '{')
-		for n, i := range order {
-			if n > 0 {
-				if v.Members[order[n-1]].Key == v.Members[i].Key {
-					return dst, &Error{Rule: RuleDuplicateMember, Offset: -1, Detail: "duplicate JSON member " + Quote(v.Members[i].Key)}
-				}
+		for i := range v.Members {
+			if i > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = AppendString(dst, v.Members[i].Key); err != nil {
-				return dst, err
-			}
-			dst = append(dst, ':')
-			if dst, err = Append(dst, &v.Members[i].Value); err != nil {
+			if dst, err = appendMember(dst, &v.Members[i]); err != nil {
 				return dst, err
 			}
 		}
 		return append(dst, '}'), nil
 	}
 	return dst, fmt.Errorf("canon: unknown value kind %d", v.Kind)
+}
+
+// ascending reports whether the names of members strictly ascend in
+// RFC 8785 order: then they are written as they stand (values decoded
+// from canonical lines, and payloads built in that order, are).
+func ascending(members []Member) bool {
+	for i := 1; i < len(members); i++ {
+		if !Less(members[i-1].Key, members[i].Key) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendUnsorted appends an object whose members are not in order: sorted
+// through an index, refusing a duplicate name.
+func appendUnsorted(dst []byte, v *Value) ([]byte, error) {
+	var small [16]int
+	order := small[:0]
+	if len(v.Members) > len(small) {
+		order = make([]int, 0, len(v.Members))
+	}
+	for i := range v.Members {
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ka, kb := v.Members[a].Key, v.Members[b].Key
+		switch {
+		case ka == kb:
+			return 0
+		case Less(ka, kb):
+			return -1
+		}
+		return 1
+	})
+	dst = append(dst, '{')
+	for n, i := range order {
+		if n > 0 {
+			if v.Members[order[n-1]].Key == v.Members[i].Key {
+				return dst, &Error{Rule: RuleDuplicateMember, Offset: -1, Detail: "duplicate JSON member " + Quote(v.Members[i].Key)}
+			}
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendMember(dst, &v.Members[i]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+func appendMember(dst []byte, m *Member) ([]byte, error) {
+	dst, err := AppendString(dst, m.Key)
+	if err != nil {
+		return dst, err
+	}
+	return Append(append(dst, ':'), &m.Value)
 }
 
 // AppendString appends s as a canonical JSON string: raw UTF-8, with only
@@ -122,6 +162,9 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 // number literal, or an error when it has none.
 func CanonicalNumber(lit string) (string, error) {
 	if isIntegerLiteral(lit) {
+		if canonicalSafeInteger(lit) {
+			return lit, nil
+		}
 		n, err := strconv.ParseInt(lit, 10, 64)
 		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
 			return "", &Error{Rule: RuleIntegerRange, Offset: -1, Detail: "integer " + truncate(lit) + " is beyond ±(2^53-1)"}
@@ -136,6 +179,22 @@ func CanonicalNumber(lit string) (string, error) {
 		return "", &Error{Rule: RuleNonFinite, Offset: -1, Detail: "number " + truncate(lit) + " is not finite"}
 	}
 	return jcs.NumberToJSON(f)
+}
+
+// canonicalSafeInteger reports whether an integer literal is already in
+// canonical form and safely in range: no leading zero, not -0, at most 15
+// digits (every 15-digit integer is below 2^53).
+func canonicalSafeInteger(lit string) bool {
+	digits := strings.TrimPrefix(lit, "-")
+	if digits == "" || len(digits) > 15 || (digits[0] == '0' && lit != "0") {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // FloatValue returns a JSON number for a finite float in canonical spelling.
