@@ -14,21 +14,41 @@ import (
 // caught on our side of the pipe, not blamed on the subject. The returned
 // error wraps the *Error that Parse gave.
 func Encode(m Message) ([]byte, error) {
+	return encode(make([]byte, 0, 256), m, nil)
+}
+
+// Encoder is Encode for a caller that encodes message after message: it
+// appends each line to the caller's buffer, and the parse that checks it
+// decodes into the same memory every time. The zero Encoder is ready to
+// use; it is not safe for concurrent use.
+type Encoder struct {
+	check canon.Decoder
+}
+
+// Append appends m's line (LF included) to dst, as Encode returns it.
+// On error dst is returned unchanged.
+func (e *Encoder) Append(dst []byte, m Message) ([]byte, error) {
+	// The check's message is dropped before the next: recycle at once.
+	e.check.Recycle()
+	return encode(dst, m, &e.check)
+}
+
+func encode(dst []byte, m Message, check *canon.Decoder) ([]byte, error) {
 	if m == nil {
-		return nil, errors.New("encode control message: nil message")
+		return dst, errors.New("encode control message: nil message")
 	}
 	env := canon.ObjectValue(
 		canon.M("protocol", canon.StringValue(Protocol)),
 		canon.M("kind", canon.StringValue(string(m.Kind()))),
 		canon.M("payload", m.payload()),
 	)
-	line, err := canon.Append(make([]byte, 0, 256), &env)
+	line, err := canon.Append(dst, &env)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", m.Kind(), err)
+		return dst, fmt.Errorf("encode %s: %w", m.Kind(), err)
 	}
 	line = append(line, '\n')
-	if _, err := Parse(line); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", m.Kind(), err)
+	if _, err := parse(line[len(dst):], check); err != nil {
+		return dst, fmt.Errorf("encode %s: %w", m.Kind(), err)
 	}
 	return line, nil
 }

@@ -65,10 +65,14 @@ func FuzzReader(f *testing.F) {
 				src = iotest.HalfReader(src)
 			}
 			r := newReader(src, limit)
+			recycle := len(data) > 0 && data[0]&2 == 2
 			// Each call consumes at least one byte or ends the stream.
 			for calls := 0; ; calls++ {
 				if calls > len(data)+1 {
 					t.Fatalf("limit %d: %d calls for %d bytes", limit, calls, len(data))
+				}
+				if recycle {
+					r.Recycle()
 				}
 				m, raw, err := r.Next()
 				if cap(r.buf) > limit || r.Buffered() > limit {
@@ -91,8 +95,14 @@ func FuzzReader(f *testing.F) {
 					}
 					continue
 				}
-				if want, perr := Parse(raw); perr != nil || want.Kind() != m.Kind() {
+				want, perr := Parse(raw)
+				if perr != nil || want.Kind() != m.Kind() {
 					t.Fatalf("Next gave %s for %q, Parse gives %v", m.Kind(), raw, perr)
+				}
+				got, gerr := Encode(m)
+				wantLine, werr := Encode(want)
+				if !bytes.Equal(got, wantLine) || (gerr == nil) != (werr == nil) {
+					t.Fatalf("Next (recycling %v) gave %q, Parse %q", recycle, got, wantLine)
 				}
 			}
 		}

@@ -36,12 +36,12 @@ import (
 // canonical spelling, so that what the supervisor records is exactly what
 // the transcript writer emits, and Parse(Encode(m)) == m holds.
 func Parse(line []byte) (Message, error) {
-	var dec canon.Decoder
-	return parse(line, &dec)
+	return parse(line, nil)
 }
 
 // parse is Parse with the caller's decoder, so a Reader reuses its
-// scratch space from message to message.
+// scratch space from message to message; nil decodes one-off, each
+// container allocated to size.
 func parse(line []byte, dec *canon.Decoder) (Message, error) {
 	body, err := unframe(line)
 	if err != nil {
@@ -52,7 +52,11 @@ func parse(line []byte, dec *canon.Decoder) (Message, error) {
 	if d := canon.LexicalDepth(body, canon.MaxDepth); d > canon.MaxDepth {
 		return nil, malformed(RuleDepth, "", "JSON nesting deeper than %d", canon.MaxDepth)
 	}
-	v, canonical, err := dec.Decode(body) // canonical spelling is not required on this wire
+	decode := canon.Decode
+	if dec != nil {
+		decode = dec.Decode
+	}
+	v, canonical, err := decode(body) // canonical spelling is not required on this wire
 	if err != nil {
 		if ce, ok := errors.AsType[*canon.Error](err); ok {
 			return nil, &Error{Rule: ce.Rule, Detail: fmt.Sprintf("%s (byte %d)", ce.Detail, ce.Offset), Class: PeerMalformed, Err: ce}

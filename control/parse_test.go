@@ -353,6 +353,7 @@ func TestEncode(t *testing.T) {
 		{Observation{State: canon.NullValue(), UI: UI{Regions: []Region{}}, Events: []Event{}}, `{"kind":"observation","payload":{"events":[],"state":null,"ui":{"cursor":{"column":0,"row":0,"visible":false},"focus":null,"mode":null,"regions":[]}},"protocol":"termverify.control/v1"}`},
 		{RunFinished{Exit: Exit{Kind: ExitCode, Code: -1}}, `{"kind":"run.finished","payload":{"exit":{"kind":"code","value":-1}},"protocol":"termverify.control/v1"}`},
 	}
+	var enc Encoder // one for every case, as the supervisor uses one
 	for _, tc := range tests {
 		t.Run(string(tc.m.Kind()), func(t *testing.T) {
 			got, err := Encode(tc.m)
@@ -363,6 +364,10 @@ func TestEncode(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
 			roundTrip(t, tc.m)
+			appended, err := enc.Append([]byte("prefix"), tc.m)
+			if err != nil || string(appended) != "prefix"+tc.want+"\n" {
+				t.Fatalf("Encoder.Append = %q, %v; want the prefix and the line", appended, err)
+			}
 		})
 	}
 }
@@ -384,11 +389,16 @@ func TestEncodeRefuses(t *testing.T) {
 		{"exited readiness", Ready{Observation: Observation{UI: UI{Regions: []Region{}}, Events: []Event{}, Process: &Process{State: ProcessExited, Exit: &Exit{Kind: ExitCode}}}}, RuleExitedInReady},
 		{"over 1 MiB", Text{Text: strings.Repeat("a", canon.MaxStringBytes+1)}, canon.RuleStringBytes},
 	}
+	var enc Encoder
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Encode(tc.m)
 			if err == nil {
 				t.Fatalf("encoded %q", b)
+			}
+			dst, encErr := enc.Append([]byte("prefix"), tc.m)
+			if encErr == nil || encErr.Error() != err.Error() || string(dst) != "prefix" {
+				t.Fatalf("Encoder.Append = %q, %v; want the prefix and Encode's error %v", dst, encErr, err)
 			}
 			if tc.rule == "" {
 				return

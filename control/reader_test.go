@@ -76,6 +76,44 @@ func TestReader(t *testing.T) {
 
 // TestReaderBuffered checks that a message the subject already sent is
 // visible before Next is asked for it: the supervisor's idle-traffic check.
+// TestReaderRecycle reads with Recycle before every message, as the
+// supervisor does: each message is what Parse makes of its line.
+func TestReaderRecycle(t *testing.T) {
+	lines := []string{
+		string(line("observation", `{"state":{"b":[1,2.5,"\u00e9"],"a":null},"ui":{"regions":[{"id":"r","role":"x","column":0,"row":0,"columns":1,"rows":1}],"cursor":{"column":0,"row":0,"visible":true}},"events":[{"type":"key","data":{"k":"\n"}}]}`)),
+		string(line("diagnostic", `{"code":"c","message":"m","details":{"z":1,"y":[true]}}`)),
+		string(line("observation", `{"state":"`+strings.Repeat("s", 70000)+`","ui":{"regions":[],"cursor":{"column":0,"row":0,"visible":false}},"events":[]}`)),
+		string(line("run.finished", `{"exit":{"kind":"code","value":3}}`)),
+	}
+	var stream strings.Builder
+	for range 3 {
+		for _, l := range lines {
+			stream.WriteString(l)
+		}
+	}
+	r := NewReader(strings.NewReader(stream.String()))
+	for i := range 3 * len(lines) {
+		r.Recycle()
+		m, raw, err := r.Next()
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		want := lines[i%len(lines)]
+		if string(raw) != want {
+			t.Fatalf("message %d: raw %.80q, want %.80q", i, raw, want)
+		}
+		p, err := Parse([]byte(want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := Encode(m)
+		wantLine, _ := Encode(p)
+		if !bytes.Equal(got, wantLine) {
+			t.Fatalf("message %d: recycled Next gave %.200s, Parse %.200s", i, got, wantLine)
+		}
+	}
+}
+
 func TestReaderBuffered(t *testing.T) {
 	stop := line("input.stop", "{}")
 	r := NewReader(bytes.NewReader(append(append([]byte{}, stop...), stop...)))
