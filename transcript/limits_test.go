@@ -3,6 +3,7 @@ package transcript
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -308,4 +309,60 @@ func mustWriteOpenEpoch(t testing.TB, w *Writer) {
 	}
 	check(w.Observe(Observation{}))
 	check(w.Input(Text{Text: "hi"}))
+}
+
+// TestRoom: Room says yes exactly when the Writer accepts the next record
+// for the record count and the transcript's bytes.
+func TestRoom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 32 MiB transcript")
+	}
+	cases := []struct {
+		name  string
+		fill  func(w *Writer) error
+		limit Limit
+	}{
+		{"records", func(w *Writer) error { return w.Diagnostic(Diagnostic{Code: "c", Message: "m"}) }, LimitRecords},
+		{"bytes", func(w *Writer) error {
+			return w.Diagnostic(Diagnostic{Code: "c", Message: strings.Repeat("m", 1_000_000)})
+		}, LimitTranscriptBytes},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewWriter(io.Discard, "run-room")
+			mustWriteOpenEpoch(t, w)
+			size := 0 // each fill record has the same size once seq has two digits
+			for n := 0; ; n++ {
+				room := w.Room(1, size)
+				before := w.Bytes()
+				err := tc.fill(w)
+				if n > 0 && room != (err == nil) {
+					t.Fatalf("record %d: Room %v, but the Writer said %v", w.Records(), room, err)
+				}
+				if err != nil {
+					if be, ok := errors.AsType[*BudgetError](err); !ok || be.Limit != tc.limit {
+						t.Fatalf("got %v, want budget %s", err, tc.limit)
+					}
+					return
+				}
+				size = w.Bytes() - before
+			}
+		})
+	}
+	w := NewWriter(io.Discard, "run-room")
+	mustWriteOpenEpoch(t, w)
+	if w.Room(canon.MaxRecords-w.Records(), 0) || !w.Room(canon.MaxRecords-w.Records()-1, 0) {
+		t.Error("Room does not keep one record for the terminal")
+	}
+	if w.Room(1, canon.MaxTranscriptBytes-w.Bytes()-TerminalReserve+1) || !w.Room(1, canon.MaxTranscriptBytes-w.Bytes()-TerminalReserve) {
+		t.Error("Room does not keep the terminal reserve")
+	}
+}
+
+func TestRecordID(t *testing.T) {
+	for _, seq := range []int{0, 7, 10, 99, 100, 999, 1000, 9999, 10000, 123456} {
+		if got, want := recordID(seq), fmt.Sprintf("record-%04d", seq); got != want {
+			t.Errorf("recordID(%d) = %q, want %q", seq, got, want)
+		}
+	}
 }

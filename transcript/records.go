@@ -204,18 +204,20 @@ type Observation struct {
 	Process *Process
 }
 
-func (o *Observation) payload(at int64) canon.Value {
-	regions := make([]canon.Value, len(o.UI.Regions))
+// payload builds the observation's payload in a, members in RFC 8785
+// order so that the encoder writes them as they stand.
+func (o *Observation) payload(ms int64, a *canon.Arena) canon.Value {
+	regions := a.Items(len(o.UI.Regions))
 	for i, r := range o.UI.Regions {
-		regions[i] = canon.ObjectValue(
-			canon.M("id", canon.StringValue(r.ID)),
-			canon.M("role", canon.StringValue(r.Role)),
-			canon.M("bounds", canon.ObjectValue(
+		regions[i] = a.Object(
+			canon.M("bounds", a.Object(
 				canon.M("column", canon.IntValue(r.Bounds.Column)),
-				canon.M("row", canon.IntValue(r.Bounds.Row)),
 				canon.M("columns", canon.IntValue(r.Bounds.Columns)),
+				canon.M("row", canon.IntValue(r.Bounds.Row)),
 				canon.M("rows", canon.IntValue(r.Bounds.Rows)),
 			)),
+			canon.M("id", canon.StringValue(r.ID)),
+			canon.M("role", canon.StringValue(r.Role)),
 		)
 	}
 	nullable := func(s *string) canon.Value {
@@ -224,45 +226,45 @@ func (o *Observation) payload(at int64) canon.Value {
 		}
 		return canon.StringValue(*s)
 	}
-	events := make([]canon.Value, len(o.Events))
+	events := a.Items(len(o.Events))
 	for i, e := range o.Events {
-		events[i] = canon.ObjectValue(canon.M("type", canon.StringValue(e.Type)), canon.M("data", e.Data))
+		events[i] = a.Object(canon.M("data", e.Data), canon.M("type", canon.StringValue(e.Type)))
 	}
-	m := []canon.Member{
-		canon.M("at_ms", canon.IntValue(at)),
-		canon.M("state", o.State),
-		canon.M("events", canon.ArrayValue(events...)),
-		canon.M("ui", canon.ObjectValue(
-			canon.M("regions", canon.ArrayValue(regions...)),
-			canon.M("focus", nullable(o.UI.Focus)),
-			canon.M("cursor", canon.ObjectValue(
-				canon.M("column", canon.IntValue(o.UI.Cursor.Column)),
-				canon.M("row", canon.IntValue(o.UI.Cursor.Row)),
-				canon.M("visible", canon.BoolValue(o.UI.Cursor.Visible)),
-			)),
-			canon.M("mode", nullable(o.UI.Mode)),
-		)),
-	}
+	m := a.Members(6)[:0]
+	m = append(m, at(ms), canon.M("events", canon.Value{Kind: canon.Array, Items: events}))
 	if o.Frame != nil {
-		lines := make([]canon.Value, len(o.Frame.Lines))
+		lines := a.Items(len(o.Frame.Lines))
 		for i, l := range o.Frame.Lines {
 			lines[i] = canon.StringValue(l)
 		}
-		m = append(m, canon.M("frame", canon.ObjectValue(
-			canon.M("lines", canon.ArrayValue(lines...)),
+		m = append(m, canon.M("frame", a.Object(
 			canon.M("columns", canon.IntValue(o.Frame.Columns)),
+			canon.M("lines", canon.Value{Kind: canon.Array, Items: lines}),
 			canon.M("rows", canon.IntValue(o.Frame.Rows)),
 		)))
 	}
 	if o.Process != nil {
 		if o.Process.Exited {
-			m = append(m, canon.M("process", canon.ObjectValue(
-				canon.M("state", canon.StringValue("exited")), canon.M("exit", o.Process.Exit.Value()))))
+			m = append(m, canon.M("process", a.Object(
+				canon.M("exit", o.Process.Exit.Value()), canon.M("state", canon.StringValue("exited")))))
 		} else {
-			m = append(m, canon.M("process", canon.ObjectValue(canon.M("state", canon.StringValue("running")))))
+			m = append(m, canon.M("process", a.Object(canon.M("state", canon.StringValue("running")))))
 		}
 	}
-	return canon.ObjectValue(m...)
+	m = append(m,
+		canon.M("state", o.State),
+		canon.M("ui", a.Object(
+			canon.M("cursor", a.Object(
+				canon.M("column", canon.IntValue(o.UI.Cursor.Column)),
+				canon.M("row", canon.IntValue(o.UI.Cursor.Row)),
+				canon.M("visible", canon.BoolValue(o.UI.Cursor.Visible)),
+			)),
+			canon.M("focus", nullable(o.UI.Focus)),
+			canon.M("mode", nullable(o.UI.Mode)),
+			canon.M("regions", canon.Value{Kind: canon.Array, Items: regions}),
+		)),
+	)
+	return canon.Value{Kind: canon.Object, Members: m}
 }
 
 // Diagnostic is a diagnostic record's payload without at_ms. Details is
@@ -293,7 +295,7 @@ func errorShape(code, message string, details *canon.Value) canon.Value {
 // ClockAdvanced or Stop. The Writer stamps at_ms from its manual clock.
 type Input interface {
 	kind() string
-	payload(at int64) canon.Value
+	payload(at int64, a *canon.Arena) canon.Value
 }
 
 // Text is input.text.
@@ -334,41 +336,45 @@ type Stop struct{}
 
 func at(ms int64) canon.Member { return canon.M("at_ms", canon.IntValue(ms)) }
 
+// The input payloads, built in a with members in RFC 8785 order.
+
 func (Text) kind() string { return KindInputText }
-func (t Text) payload(ms int64) canon.Value {
-	return canon.ObjectValue(at(ms), canon.M("text", canon.StringValue(t.Text)))
+func (t Text) payload(ms int64, a *canon.Arena) canon.Value {
+	return a.Object(at(ms), canon.M("text", canon.StringValue(t.Text)))
 }
 func (Key) kind() string { return KindInputKey }
-func (k Key) payload(ms int64) canon.Value {
-	keys := make([]canon.Value, len(k.Keys))
+func (k Key) payload(ms int64, a *canon.Arena) canon.Value {
+	keys := a.Items(len(k.Keys))
 	for i, s := range k.Keys {
 		keys[i] = canon.StringValue(s)
 	}
-	return canon.ObjectValue(at(ms), canon.M("keys", canon.ArrayValue(keys...)))
+	return a.Object(at(ms), canon.M("keys", canon.Value{Kind: canon.Array, Items: keys}))
 }
 func (Resize) kind() string { return KindInputResize }
-func (r Resize) payload(ms int64) canon.Value {
-	return canon.ObjectValue(at(ms), canon.M("columns", canon.IntValue(r.Columns)), canon.M("rows", canon.IntValue(r.Rows)))
+func (r Resize) payload(ms int64, a *canon.Arena) canon.Value {
+	return a.Object(at(ms), canon.M("columns", canon.IntValue(r.Columns)), canon.M("rows", canon.IntValue(r.Rows)))
 }
 func (Mouse) kind() string { return KindInputMouse }
-func (m Mouse) payload(ms int64) canon.Value {
-	mm := []canon.Member{at(ms), canon.M("action", canon.StringValue(m.Action)),
-		canon.M("column", canon.IntValue(m.Column)), canon.M("row", canon.IntValue(m.Row))}
+func (m Mouse) payload(ms int64, a *canon.Arena) canon.Value {
+	mm := a.Members(6)[:0]
+	mm = append(mm, canon.M("action", canon.StringValue(m.Action)), at(ms))
 	if m.Button != "" {
 		mm = append(mm, canon.M("button", canon.StringValue(m.Button)))
 	}
+	mm = append(mm, canon.M("column", canon.IntValue(m.Column)))
 	if m.Delta != 0 {
 		mm = append(mm, canon.M("delta", canon.IntValue(m.Delta)))
 	}
-	return canon.ObjectValue(mm...)
+	mm = append(mm, canon.M("row", canon.IntValue(m.Row)))
+	return canon.Value{Kind: canon.Object, Members: mm}
 }
 func (ClipboardSet) kind() string { return KindInputClipboard }
-func (c ClipboardSet) payload(ms int64) canon.Value {
-	return canon.ObjectValue(at(ms), canon.M("text", canon.StringValue(c.Text)))
+func (c ClipboardSet) payload(ms int64, a *canon.Arena) canon.Value {
+	return a.Object(at(ms), canon.M("text", canon.StringValue(c.Text)))
 }
 func (ClockAdvanced) kind() string { return KindInputClock }
-func (c ClockAdvanced) payload(ms int64) canon.Value {
-	return canon.ObjectValue(at(ms+c.DeltaMS), canon.M("delta_ms", canon.IntValue(c.DeltaMS)))
+func (c ClockAdvanced) payload(ms int64, a *canon.Arena) canon.Value {
+	return a.Object(at(ms+c.DeltaMS), canon.M("delta_ms", canon.IntValue(c.DeltaMS)))
 }
-func (Stop) kind() string                 { return KindInputStop }
-func (Stop) payload(ms int64) canon.Value { return canon.ObjectValue(at(ms)) }
+func (Stop) kind() string                                 { return KindInputStop }
+func (Stop) payload(ms int64, a *canon.Arena) canon.Value { return a.Object(at(ms)) }

@@ -17,39 +17,40 @@ import (
 // it writes it, so what the Writer emits passes Parse by construction.
 
 // payloadMembers is the closed member set of each kind's payload (x-
-// members aside); ok is false for a kind v1 does not define.
-func payloadMembers(kind string) (names []string, ok bool) {
+// members aside), space-separated; ok is false for a kind v1 does not
+// define. (A constant string: a slice would be allocated on every call.)
+func payloadMembers(kind string) (names string, ok bool) {
 	switch kind {
 	case KindRunStarted:
-		return []string{"config", "subject"}, true
+		return "config subject", true
 	case KindCapability:
-		return []string{"constraint", "status", "effective", "tier", "delivery", "reason"}, true
+		return "constraint status effective tier delivery reason", true
 	case KindInputText, KindInputClipboard:
-		return []string{"at_ms", "text"}, true
+		return "at_ms text", true
 	case KindInputKey:
-		return []string{"at_ms", "keys"}, true
+		return "at_ms keys", true
 	case KindInputResize:
-		return []string{"at_ms", "columns", "rows"}, true
+		return "at_ms columns rows", true
 	case KindInputMouse:
-		return []string{"at_ms", "action", "column", "row", "button", "delta"}, true
+		return "at_ms action column row button delta", true
 	case KindInputClock:
-		return []string{"at_ms", "delta_ms"}, true
+		return "at_ms delta_ms", true
 	case KindInputStop:
-		return []string{"at_ms"}, true
+		return "at_ms", true
 	case KindObservation:
-		return []string{"at_ms", "state", "events", "ui", "frame", "process"}, true
+		return "at_ms state events ui frame process", true
 	case KindDiagnostic:
-		return []string{"at_ms", "code", "message", "details"}, true
+		return "at_ms code message details", true
 	case KindRunFinished:
-		return []string{"exit"}, true
+		return "exit", true
 	case KindRunFailed:
-		return []string{"error"}, true
+		return "error", true
 	case KindRunUnsupported:
 		// details is not in TRANSCRIPT-RULES.md, but upstream accepts it
 		// (corpus 0447–0453), as session.unsupported carries it (seed 000).
-		return []string{"constraint", "code", "message", "details"}, true
+		return "constraint code message details", true
 	}
-	return nil, false
+	return "", false
 }
 
 func isTerminal(kind string) bool {
@@ -60,9 +61,12 @@ func isInput(kind string) bool { return strings.HasPrefix(kind, "input.") }
 
 func isExtension(name string) bool { return strings.HasPrefix(name, "x-") }
 
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// hasWord reports whether w is one of the space-separated words of list.
+func hasWord(list, w string) bool {
+	for list != "" {
+		var word string
+		word, list, _ = strings.Cut(list, " ")
+		if word == w {
 			return true
 		}
 	}
@@ -156,12 +160,12 @@ func checkEnvelope(i int, rec *canon.Value) (envelopeFields, *Error) {
 	return f, nil
 }
 
-func checkPayloadMembers(kind string, names []string, p *canon.Value) error {
+func checkPayloadMembers(kind string, names string, p *canon.Value) error {
 	if p.Kind != canon.Object {
 		return errors.New("must be an object")
 	}
 	for i := range p.Members {
-		if k := p.Members[i].Key; !has(names, k) && !isExtension(k) {
+		if k := p.Members[i].Key; !hasWord(names, k) && !isExtension(k) {
 			return errors.New("member " + canon.Quote(k) + " is not defined by v1")
 		}
 	}
@@ -741,7 +745,11 @@ func checkUI(ui *canon.Value) (string, error) {
 	if regions.Kind != canon.Array {
 		return RuleUI, errors.New("observation ui regions must be an array")
 	}
-	var ids map[string]struct{} // up to 16,384 regions: no quadratic scan
+	// Up to 16,384 regions: past a handful, no quadratic scan.
+	var ids map[string]struct{}
+	if len(regions.Items) > 8 {
+		ids = make(map[string]struct{}, len(regions.Items))
+	}
 	for i := range regions.Items {
 		r := &regions.Items[i]
 		if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
@@ -751,13 +759,12 @@ func checkUI(ui *canon.Value) (string, error) {
 			return RuleRegion, detail("observation ui region %d needs a non-empty id and role", i)
 		}
 		id := get(r, "id").Str
-		if ids == nil {
-			ids = make(map[string]struct{}, len(regions.Items))
-		}
-		if _, dup := ids[id]; dup {
+		if hasRegionID(regions.Items[:i], ids, id) {
 			return RuleRegion, detail("observation ui region id %s is not unique", canon.Quote(id))
 		}
-		ids[id] = struct{}{}
+		if ids != nil {
+			ids[id] = struct{}{}
+		}
 		b := get(r, "bounds")
 		if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
 			return RuleRegion, detail("observation ui region %d bounds %v", i, err)
@@ -774,7 +781,7 @@ func checkUI(ui *canon.Value) (string, error) {
 	switch focus.Kind {
 	case canon.Null:
 	case canon.String:
-		if _, found := ids[focus.Str]; !found {
+		if !hasRegionID(regions.Items, ids, focus.Str) {
 			return RuleFocus, detail("observation ui focus %s is not a region id", canon.Quote(focus.Str))
 		}
 	default:
@@ -793,6 +800,21 @@ func checkUI(ui *canon.Value) (string, error) {
 		return RuleUI, errors.New("observation ui mode must be a string or null")
 	}
 	return "", nil
+}
+
+// hasRegionID reports whether one of regions has id; ids, when not nil,
+// is the set of their ids.
+func hasRegionID(regions []canon.Value, ids map[string]struct{}, id string) bool {
+	if ids != nil {
+		_, ok := ids[id]
+		return ok
+	}
+	for i := range regions {
+		if get(&regions[i], "id").Str == id {
+			return true
+		}
+	}
+	return false
 }
 
 func checkFrame(f *canon.Value) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
@@ -50,6 +51,10 @@ type Writer struct {
 	closed  bool
 	err     error // sticky: bad run id, or an io error
 	buf     []byte
+	// The trees of the body records being written: dead once written
+	// (the validator keeps nothing of them), so each is built where the
+	// last one was.
+	arena canon.Arena
 }
 
 // NewWriter returns a Writer of the run runID to w. The run id must match
@@ -74,6 +79,15 @@ func (w *Writer) Bytes() int { return w.bytes }
 // Now returns the manual clock: clock.initial_ms, advanced by every
 // ClockAdvanced input. Every record is stamped with it.
 func (w *Writer) Now() int64 { return w.v.now }
+
+// Room reports whether n more body records, of bytes bytes in all (LF
+// included), are within the budgets of the transcript as a whole: the
+// record count and the transcript's bytes, with room for the terminal
+// record kept. Each record must still pass validation and the per-record
+// limits when it is written.
+func (w *Writer) Room(n, bytes int) bool {
+	return w.seq+n+1 <= canon.MaxRecords && w.bytes+bytes+TerminalReserve <= canon.MaxTranscriptBytes
+}
 
 // Ended reports whether a terminal record was written.
 func (w *Writer) Ended() bool { return w.ended }
@@ -147,7 +161,8 @@ func (w *Writer) Diagnostic(d Diagnostic) error {
 // readiness observation first, then one closing each input's epoch. An
 // observation with an exited process must be the last body record.
 func (w *Writer) Observe(o Observation) error {
-	return w.emit(KindObservation, o.payload(w.v.now))
+	w.arena.Reset()
+	return w.emit(KindObservation, o.payload(w.v.now, &w.arena))
 }
 
 // Input writes an input, opening an epoch. It is stamped with the
@@ -157,7 +172,8 @@ func (w *Writer) Input(in Input) error {
 	if in == nil {
 		return &Error{Record: w.seq, Line: w.seq + 1, Rule: RuleWriterValue, Err: errors.New("nil input")}
 	}
-	return w.emit(in.kind(), in.payload(w.v.now))
+	w.arena.Reset()
+	return w.emit(in.kind(), in.payload(w.v.now, &w.arena))
 }
 
 // Finish writes run.finished with the subject's exit. An exited-process
@@ -228,6 +244,16 @@ func (w *Writer) Close() error {
 	return nil
 }
 
+// recordID is record-0000, record-0001, ... (at least four digits).
+func recordID(seq int) string {
+	var b [32]byte
+	id := append(b[:0], "record-"...)
+	for n := 1000; n > 1 && seq < n; n /= 10 {
+		id = append(id, '0')
+	}
+	return string(strconv.AppendInt(id, int64(seq), 10))
+}
+
 // emit validates, measures and writes one record.
 func (w *Writer) emit(kind string, payload canon.Value) error {
 	switch {
@@ -255,14 +281,15 @@ func (w *Writer) emit(kind string, payload canon.Value) error {
 	if err := next.feed(w.seq, kind, &payload); err != nil {
 		return err
 	}
-	rec := canon.ObjectValue(
-		canon.M("id", canon.StringValue(fmt.Sprintf("record-%04d", w.seq))),
+	envelope := [...]canon.Member{
+		canon.M("id", canon.StringValue(recordID(w.seq))),
 		canon.M("kind", canon.StringValue(kind)),
 		canon.M("payload", payload),
 		canon.M("protocol", canon.StringValue(Protocol)),
 		canon.M("run_id", canon.StringValue(w.runID)),
 		canon.M("seq", canon.IntValue(int64(w.seq))),
-	)
+	}
+	rec := canon.Value{Kind: canon.Object, Members: envelope[:]}
 	if err := canon.Measure(&rec).Check(); err != nil {
 		return &BudgetError{Limit: LimitValues, Detail: err.Error(), Err: err}
 	}
