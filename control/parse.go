@@ -67,47 +67,57 @@ func parse(line []byte, dec *canon.Decoder) (Message, error) {
 	if err == nil && !canonical {
 		// Only a non-canonical line can hold non-canonical opaque values;
 		// most subjects write canonical lines and skip this walk.
-		m = canonicalizeOpaque(m)
+		m, err = canonicalizeOpaque(m)
 	}
 	return m, err
 }
 
 // canonicalizeOpaque puts every opaque value of m (state, details, event
 // data) into RFC 8785 form, so that what the supervisor records is what the
-// transcript writer emits.
-func canonicalizeOpaque(m Message) Message {
-	observation := func(o *Observation) {
-		canonicalize(&o.State)
+// transcript writer emits. A number with no v1 canonical form (a float
+// such as 1e20, which ECMAScript spells as an integer beyond 2^53) is
+// refused here: no transcript could record it (ADAPTER-RULES.md,
+// improvement 3, says the same of integer literals).
+func canonicalizeOpaque(m Message) (Message, error) {
+	observation := func(o *Observation, at string) error {
+		if err := canonicalize(&o.State, at+".state"); err != nil {
+			return err
+		}
 		for i := range o.Events {
-			canonicalize(&o.Events[i].Data)
+			if err := canonicalize(&o.Events[i].Data, fmt.Sprintf("%s.events[%d].data", at, i)); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	details := func(d *canon.Value) {
-		if d != nil {
-			canonicalize(d)
+	details := func(d *canon.Value, at string) error {
+		if d == nil {
+			return nil
 		}
+		return canonicalize(d, at)
 	}
+	var err error
 	switch m := m.(type) {
 	case Observation:
-		observation(&m)
-		return m
+		err = observation(&m, "payload")
+		return m, err
 	case Ready:
-		observation(&m.Observation)
-		return m
+		err = observation(&m.Observation, "payload.observation")
+		return m, err
 	case Diagnostic:
-		details(m.Details)
-		return m
+		err = details(m.Details, "payload.details")
+		return m, err
 	case Unsupported:
-		details(m.Details)
-		return m
+		err = details(m.Details, "payload.details")
+		return m, err
 	case SessionFailed:
-		details(m.Error.Details)
-		return m
+		err = details(m.Error.Details, "payload.error.details")
+		return m, err
 	case RunFailed:
-		details(m.Error.Details)
-		return m
+		err = details(m.Error.Details, "payload.error.details")
+		return m, err
 	}
-	return m
+	return m, nil
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -652,15 +662,23 @@ func opaqueMember(obj *canon.Value, name string) *canon.Value {
 // canonicalize rewrites v in place into RFC 8785 form: members sorted by
 // UTF-16 code units and numbers spelled canonically. canon.Decode accepted
 // every number, so each has a canonical spelling.
-func canonicalize(v *canon.Value) {
+func canonicalize(v *canon.Value, at string) error {
 	switch v.Kind {
 	case canon.Number:
-		if s, err := canon.CanonicalNumber(v.Str); err == nil {
-			v.Str = s
+		c, err := canon.CanonicalNumber(v.Str)
+		if err != nil {
+			rule, detail := canon.RuleSyntax, err.Error()
+			if ce, ok := errors.AsType[*canon.Error](err); ok {
+				rule, detail = ce.Rule, ce.Detail
+			}
+			return &Error{Rule: rule, Member: at, Detail: detail + "; no transcript can record it", Class: PeerMalformed, Err: err}
 		}
+		v.Str = c
 	case canon.Array:
 		for i := range v.Items {
-			canonicalize(&v.Items[i])
+			if err := canonicalize(&v.Items[i], at); err != nil {
+				return err
+			}
 		}
 	case canon.Object:
 		slices.SortFunc(v.Members, func(a, b canon.Member) int {
@@ -673,9 +691,12 @@ func canonicalize(v *canon.Value) {
 			return 1
 		})
 		for i := range v.Members {
-			canonicalize(&v.Members[i].Value)
+			if err := canonicalize(&v.Members[i].Value, at); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // describe names a value's type for an error detail; numbers show their

@@ -38,7 +38,7 @@ func (a *Arena) Members(n int) []Member {
 		return make([]Member, n)
 	}
 	if cap(a.members)-len(a.members) < n {
-		a.members = make([]Member, 0, min(max(2*cap(a.members), minArenaSlab), maxArenaSlab))
+		a.members = make([]Member, 0, min(max(2*cap(a.members), minArenaSlab, n), maxArenaSlab))
 	}
 	start := len(a.members)
 	a.members = a.members[:start+n]
@@ -53,7 +53,7 @@ func (a *Arena) Items(n int) []Value {
 		return make([]Value, n)
 	}
 	if cap(a.items)-len(a.items) < n {
-		a.items = make([]Value, 0, min(max(2*cap(a.items), minArenaSlab), maxArenaSlab))
+		a.items = make([]Value, 0, min(max(2*cap(a.items), minArenaSlab, n), maxArenaSlab))
 	}
 	start := len(a.items)
 	a.items = a.items[:start+n]

@@ -178,7 +178,28 @@ func CanonicalNumber(lit string) (string, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return "", &Error{Rule: RuleNonFinite, Offset: -1, Detail: "number " + truncate(lit) + " is not finite"}
 	}
-	return jcs.NumberToJSON(f)
+	s, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return "", &Error{Rule: RuleNonFinite, Offset: -1, Detail: "number " + truncate(lit) + " has no canonical form"}
+	}
+	if err := checkSpelledInteger(s); err != nil {
+		return "", &Error{Rule: RuleIntegerRange, Offset: -1, Detail: "number " + truncate(lit) + " is " + err.Error()}
+	}
+	return s, nil
+}
+
+// checkSpelledInteger refuses the canonical spelling s of a float when it
+// reads as an integer literal beyond ±MaxSafeInteger: ECMAScript spells
+// 1e20 as 100000000000000000000, which v1 (and Decode) would then reject
+// as an integer out of range, so such a number has no v1 canonical form.
+func checkSpelledInteger(s string) error {
+	if !isIntegerLiteral(s) || canonicalSafeInteger(s) {
+		return nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n <= MaxSafeInteger && n >= -MaxSafeInteger {
+		return nil
+	}
+	return fmt.Errorf("%s in canonical form, an integer beyond ±(2^53-1)", truncate(s))
 }
 
 // canonicalSafeInteger reports whether an integer literal is already in
@@ -202,6 +223,9 @@ func FloatValue(f float64) (Value, error) {
 	s, err := jcs.NumberToJSON(f)
 	if err != nil {
 		return Value{}, &Error{Rule: RuleNonFinite, Offset: -1, Detail: "number is not finite"}
+	}
+	if err := checkSpelledInteger(s); err != nil {
+		return Value{}, &Error{Rule: RuleIntegerRange, Offset: -1, Detail: "number " + err.Error()}
 	}
 	return Value{Kind: Number, Str: s}, nil
 }
