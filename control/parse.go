@@ -47,16 +47,18 @@ func parse(line []byte, dec *canon.Decoder) (Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Depth first, lexically: upstream bounds nesting before it decodes, so
-	// a deep message is a limit breach even when it is also bad UTF-8.
-	if d := canon.LexicalDepth(body, canon.MaxDepth); d > canon.MaxDepth {
-		return nil, malformed(RuleDepth, "", "JSON nesting deeper than %d", canon.MaxDepth)
-	}
 	decode := canon.Decode
 	if dec != nil {
 		decode = dec.Decode
 	}
 	v, canonical, err := decode(body) // canonical spelling is not required on this wire
+	// Depth first, lexically: upstream bounds nesting before it decodes, so
+	// a deep message is a limit breach even when it is also bad UTF-8. A
+	// line that decodes is no deeper than the decoder allows, so only a
+	// failed decode needs the lexical count to say which error comes first.
+	if err != nil && canon.LexicalDepth(body, canon.MaxDepth) > canon.MaxDepth {
+		return nil, malformed(RuleDepth, "", "JSON nesting deeper than %d", canon.MaxDepth)
+	}
 	if err != nil {
 		if ce, ok := errors.AsType[*canon.Error](err); ok {
 			return nil, &Error{Rule: ce.Rule, Detail: fmt.Sprintf("%s (byte %d)", ce.Detail, ce.Offset), Class: PeerMalformed, Err: ce}
