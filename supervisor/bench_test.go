@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/control"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -192,4 +193,65 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	_ = p.stdin.Close()
 	p.stdin = nil
 	_ = cmd.Wait()
+}
+
+// echoObservation is the echo subject's reply to a key input at 20×2, as it
+// writes it (canonical, 636 bytes).
+const echoObservation = `{"kind":"observation","payload":{"events":[{"data":{"keys":["Control","c"]},"type":"key"}],"frame":{"columns":20,"lines":["t=0ms 20x2 echo-subj",">                   "],"rows":2},"state":{"columns":20,"cwd":"/work/main","draw":189983,"env":{"LANG":"C.UTF-8"},"inputs":1,"last_key":["Control","c"],"now_ms":0,"rows":2,"run_id":"bench","seed":"42","text":""},"ui":{"cursor":{"column":2,"row":1,"visible":true},"focus":"input","mode":"insert","regions":[{"column":0,"columns":20,"id":"status","role":"status","row":0,"rows":1},{"column":0,"columns":20,"id":"input","role":"textbox","row":1,"rows":1}]}},"protocol":"termverify.control/v1"}` + "\n"
+
+// repeatReader returns line over and over.
+type repeatReader struct {
+	line []byte
+	off  int
+}
+
+func (r *repeatReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		c := copy(b[n:], r.line[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.line)
+	}
+	return n, nil
+}
+
+// BenchmarkEpochWork is the supervisor's own CPU work per epoch with no
+// I/O and no subject: record the input, encode the next one, read and
+// parse the observation from a buffer, record it. Every op is one epoch;
+// a fresh transcript is started every 4,900 epochs (outside the timer).
+func BenchmarkEpochWork(b *testing.B) {
+	in := transcript.Key{Keys: []string{"Control", "c"}}
+	var (
+		s      *session
+		epochs int
+	)
+	begin := func() {
+		s = &session{rec: &recorder{w: readyWriter(b, "bench")},
+			rd: control.NewReader(&repeatReader{line: []byte(echoObservation)})}
+		epochs = 0
+	}
+	begin()
+	b.ReportAllocs()
+	for b.Loop() {
+		if epochs == 4900 {
+			b.StopTimer()
+			begin()
+			b.StartTimer()
+		}
+		epochs++
+		s.input = epochs
+		s.rd.Recycle()
+		if err := s.rec.w.Input(in); err != nil {
+			b.Fatal(err)
+		}
+		s.encodeAhead(in)
+		m, err := s.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := m.(control.Observation)
+		if err := s.rec.w.Observe(observationRecord(&o)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

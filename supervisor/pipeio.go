@@ -142,6 +142,11 @@ func (p *pipeIO) write(b []byte) (int, error) {
 	return done, nil
 }
 
+// readFirst makes the next read try the pipe before it waits, even right
+// after a write: for a caller that did enough work since that write for
+// the reply to be there already.
+func (p *pipeIO) readFirst() { p.replyDue = false }
+
 // pending reports whether the subject's stdout has bytes or its end of
 // stream (POLLHUP) waiting, without blocking.
 func (p *pipeIO) pending() bool {

@@ -31,7 +31,8 @@ func (r *recorder) fail(err error, ready bool, phase string) *ending {
 	}
 	if te, ok := errors.AsType[*transcript.Error](err); ok {
 		d := details{}.str("failure", FailureTranscript).str("phase", phase).str("rule", te.Rule)
-		return failedEnding(startCode(ready), "the subject's evidence cannot be recorded: "+te.Error(), d)
+		// err, not te: it may say more (that the input was already sent).
+		return failedEnding(startCode(ready), "the subject's evidence cannot be recorded: "+err.Error(), d)
 	}
 	return &ending{host: err}
 }

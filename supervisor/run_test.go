@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -375,6 +376,42 @@ func TestStderr(t *testing.T) {
 	ev, _ := os.ReadFile(req.EvidencePath)
 	if !bytes.Contains(ev, []byte("stderr line 0")) {
 		t.Errorf("evidence lacks stderr: %s", ev)
+	}
+}
+
+// TestTranscriptFull: the subject's observations fill the 32 MiB
+// transcript in mid-script. The run ends with the budget failure, and the
+// subject was sent exactly the inputs the transcript records: sending an
+// input before its records are written (session.sendFirst) gives way to
+// the plain order while the budget could still refuse them.
+func TestTranscriptFull(t *testing.T) {
+	needSandbox(t)
+	t.Parallel()
+	req := exampleRequest(t, "stderr")
+	// ~30 KB per observation: ~1,100 of them fill the transcript.
+	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 300, 100
+	req.Inputs = make([]transcript.Input, 1500)
+	for i := range req.Inputs {
+		req.Inputs[i] = transcript.Key{Keys: []string{"Control", "c"}}
+	}
+	req.Inputs[len(req.Inputs)-1] = transcript.Stop{}
+	req.StderrPath = filepath.Join(t.TempDir(), "stderr.txt")
+	o := runCase(t, req)
+	if o.res.Outcome != transcript.KindRunFailed || o.detail("failure") != FailureBudget || o.detail("limit") != string(transcript.LimitTranscriptBytes) {
+		t.Fatalf("want the transcript-bytes budget failure, got %s", jsonText(o.terminal()))
+	}
+	// The subject writes "after N inputs" to stderr on each input it reads.
+	b, err := os.ReadFile(req.StderrPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, m := range regexp.MustCompile(`after (\d+) inputs`).FindAllSubmatch(b, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		seen = max(seen, n)
+	}
+	if recorded := o.count(transcript.KindInputKey); seen != recorded || recorded < 1000 {
+		t.Errorf("the subject read %d inputs, the transcript records %d", seen, recorded)
 	}
 }
 

@@ -53,9 +53,15 @@ type session struct {
 
 	// The next input's wire line, encoded while the subject works on the
 	// current one (inputs whose line does not depend on the clock).
+	enc       control.Encoder
 	aheadFor  int // the 1-based index of the input aheadLine encodes; 0: none
 	aheadLine []byte
 	aheadErr  error
+
+	// The observation that closed the last epoch, not yet recorded: the
+	// next epoch sends its input first when it can (see epoch).
+	deferred *transcript.Observation
+	obsBytes int // the length of its wire line
 }
 
 func newSession(ctx context.Context, rec *recorder, p proc, pio *pipeIO, req *Request) *session {
@@ -109,7 +115,7 @@ func (s *session) sendInput(in transcript.Input) error {
 	if s.aheadFor != s.input {
 		line, err = encode(controlInput(in, s.rec.w.Now()))
 	}
-	s.aheadFor, s.aheadLine, s.aheadErr = 0, nil, nil
+	s.aheadFor, s.aheadErr = 0, nil
 	if err != nil {
 		return err
 	}
@@ -126,7 +132,60 @@ func (s *session) encodeAhead(next transcript.Input) {
 		return
 	}
 	s.aheadFor = s.input + 1
-	s.aheadLine, s.aheadErr = encode(controlInput(next, 0))
+	line, err := s.enc.Append(s.aheadLine[:0], controlInput(next, 0))
+	if err != nil {
+		err = fmt.Errorf("encode %s: %w", controlInput(next, 0).Kind(), err)
+	}
+	s.aheadLine, s.aheadErr = line, err
+}
+
+// Bounds on record sizes for sending an input before the records that
+// precede it are written (see sendFirst). An observation record is at
+// most 7 times its wire line plus a constant: at_ms, the record envelope
+// and the run id, null focus and mode, a bounds object per region (20%
+// of a region's wire bytes at most), and canonical numbers (a 4-byte
+// literal such as 1e15 spells out to 16 bytes; one that would spell out
+// as an integer beyond 2^53 is refused by Parse); strings and whitespace
+// only shrink. An input record has the payload of its wire line plus
+// at_ms. FuzzRecordBound checks both bounds.
+const (
+	maxSentFirstLine = 64 << 10 // longer observations take the plain path
+	recordOverhead   = 512
+)
+
+func observationBound(wireBytes int, runID string) int {
+	return 7*wireBytes + recordOverhead + len(runID)
+}
+
+func inputBound(wireBytes int, runID string) int { return 2*wireBytes + recordOverhead + len(runID) }
+
+// sendFirst reports whether the current input may be sent before the
+// deferred observation and the input itself are recorded: its line is
+// encoded, it is not a clock input (whose line carries the time the
+// Writer computes), the observation is short, and both records fit the
+// transcript's remaining budget whatever their exact size (a Parse-valid
+// observation, and an input of the checked script, are otherwise always
+// accepted by the Writer). Then no input can ever reach the subject that
+// the transcript does not record.
+func (s *session) sendFirst() bool {
+	if s.deferred == nil || s.aheadFor != s.input || s.aheadErr != nil || s.obsBytes > maxSentFirstLine {
+		return false
+	}
+	return s.rec.w.Room(2, observationBound(s.obsBytes, s.runID)+inputBound(len(s.aheadLine), s.runID))
+}
+
+// recordDeferred records the observation that closed the last epoch.
+func (s *session) recordDeferred() error {
+	if s.deferred == nil {
+		return nil
+	}
+	o := s.deferred
+	s.deferred = nil
+	if err := s.rec.w.Observe(*o); err != nil {
+		return err
+	}
+	s.open = false
+	return nil
 }
 
 func (s *session) next() (control.Message, error) {
@@ -257,30 +316,77 @@ func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *end
 	// Unreachable: the script ends with input.stop and its drain always
 	// ends the run. Say so rather than leave the run without an end.
 	s.kill()
+	if err := s.recordDeferred(); err != nil {
+		return s.rec.fail(err, s.ready, s.phase)
+	}
 	return lifecycleEnding(true, "stop", violAfterFinal, "", s.input, "the stop drain ended without a terminal message")
 }
 
+// epoch runs one input's epoch. The observation that closed the last one
+// is recorded here, not there: when nothing arrived since and the
+// budget allows (sendFirst), the input is sent first and both records
+// are written while the subject works on it, which takes the Writer off
+// the round trip. The transcript is the same either way: the
+// observation, then the input, then what the subject answered.
 func (s *session) epoch(pctx context.Context, in, next transcript.Input, stop bool) *ending {
 	s.arm(pctx)
-	if end := s.idle(pctx); end != nil {
-		return end
+	var sendErr error
+	sent := false
+	if s.sendFirst() && !s.pending() {
+		sendErr, sent = s.sendInput(in), true
+	}
+	if err := s.recordDeferred(); err != nil {
+		return s.recordEnd(sentUnrecorded(err, sent))
+	}
+	// Every message read so far is recorded and none is kept: the Reader
+	// may decode this epoch's messages into the same memory.
+	s.rd.Recycle()
+	if !sent {
+		if end := s.idle(pctx); end != nil {
+			return end
+		}
 	}
 	s.phase = "epoch"
 	if stop {
 		s.phase = "stop"
 	}
 	if err := s.rec.w.Input(in); err != nil {
-		return s.recordEnd(err)
+		return s.recordEnd(sentUnrecorded(err, sent))
 	}
 	s.open = true
-	if err := s.sendInput(in); err != nil {
-		if end := s.writeEnd(pctx, err); end != nil {
+	if sent {
+		// Recording took the time the subject needed to answer, more
+		// often than not: try to read the reply before waiting for it.
+		s.io.readFirst()
+	} else {
+		sendErr = s.sendInput(in)
+	}
+	if sendErr != nil {
+		if end := s.writeEnd(pctx, sendErr); end != nil {
 			return end
 		}
 	}
 	s.encodeAhead(next)
 	return s.collect(pctx, stop)
 }
+
+// sentUnrecorded marks a Writer refusal that came after the input was
+// sent, which sendFirst exists to rule out: if it ever happens, the
+// failure says so rather than leave an input the subject saw unrecorded
+// and unmentioned.
+func sentUnrecorded(err error, sent bool) error {
+	if !sent {
+		return err
+	}
+	return &sentUnrecordedError{err}
+}
+
+type sentUnrecordedError struct{ err error }
+
+func (e *sentUnrecordedError) Error() string {
+	return e.err.Error() + " (the input of this epoch had already been sent)"
+}
+func (e *sentUnrecordedError) Unwrap() error { return e.err }
 
 // idle looks at what the subject sent since the last epoch closed. A
 // terminal message or end of stream is a subject that finished on its own
@@ -345,7 +451,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 		return end
 	}
 	for {
-		m, err := s.next()
+		m, raw, err := s.rd.Next()
 		if errors.Is(err, io.EOF) {
 			return s.endOfStream(pctx, held)
 		}
@@ -377,10 +483,9 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 				held = &o
 				continue
 			}
-			if err := s.rec.w.Observe(o); err != nil {
-				return s.recordEnd(err)
-			}
-			s.open = false
+			// Recorded by the next epoch (the last input is input.stop,
+			// so there is one).
+			s.deferred, s.obsBytes = &o, len(raw)
 			return nil
 		case control.RunFinished:
 			return s.terminal(pctx, &m.Exit, nil, held)
