@@ -79,17 +79,19 @@ func checkObservationBound(t *testing.T, line []byte) {
 	}
 }
 
-// checkInputBound: an input's record is within inputBound of its wire line.
+// checkInputBound: an input the session would send before recording it
+// (its wire line encodes and is short) is accepted by the Writer, and its
+// record is within inputBound of its wire line.
 func checkInputBound(t *testing.T, in transcript.Input) {
 	var enc control.Encoder
 	wire, err := enc.Append(nil, controlInput(in, 0))
-	if err != nil {
+	if err != nil || len(wire) > maxSentFirstLine {
 		return
 	}
 	w := readyWriter(t, boundRunID)
 	before := w.Bytes()
 	if err := w.Input(in); err != nil {
-		return // not a valid input: the script is checked before the run
+		t.Fatalf("the Writer refused a %d-byte %T that would be sent first: %v", len(wire), in, err)
 	}
 	if size, bound := w.Bytes()-before, inputBound(len(wire), boundRunID); size > bound {
 		t.Fatalf("a %d-byte %T line made a %d-byte record, over its bound %d", len(wire), in, size, bound)
@@ -139,6 +141,8 @@ func TestRecordBounds(t *testing.T) {
 		transcript.Text{Text: "\x01\x02\"\\é"}, transcript.Key{Keys: []string{"Control", "c"}},
 		transcript.Resize{Columns: 9999, Rows: 9999}, transcript.Stop{},
 		transcript.Text{Text: strings.Repeat("\x1f", 1000)},
+		// The longest text sent first: 6-byte escapes up to 64 KiB.
+		transcript.Text{Text: strings.Repeat("\x01", (maxSentFirstLine-100)/6)},
 	} {
 		checkInputBound(t, in)
 	}
@@ -211,5 +215,28 @@ func TestRecordBoundsRandom(t *testing.T) {
 	t.Logf("%d of %d generated observations valid", valid, n)
 	if valid < n/2 {
 		t.Fatalf("only %d of %d generated observations are valid: the generator is broken", valid, n)
+	}
+}
+
+// TestSentUnrecordedFailure: should the Writer ever refuse a record after
+// the epoch's input was sent, the run's failure says so, for a budget
+// refusal as for a rule refusal; before a send, a budget refusal is the
+// Writer's own FailBudget record.
+func TestSentUnrecordedFailure(t *testing.T) {
+	budget := &transcript.BudgetError{Limit: transcript.LimitLineBytes, Detail: "too long"}
+	rule := &transcript.Error{Record: 9, Line: 10, Kind: transcript.KindInputText, Rule: transcript.RuleWriterValue, Err: io.ErrUnexpectedEOF}
+	rec := &recorder{}
+	if end := rec.fail(sentUnrecorded(budget, false), true, "epoch"); end.budget == nil {
+		t.Errorf("a budget refusal before the send: %+v, want FailBudget", end)
+	}
+	for _, err := range []error{budget, rule} {
+		end := rec.fail(sentUnrecorded(err, true), true, "epoch")
+		if end.failed == nil || end.failed.Details == nil {
+			t.Fatalf("%v after the send: %+v, want run.failed", err, end)
+		}
+		sent, _ := end.failed.Details.Get("input_sent_unrecorded")
+		if sent == nil || !sent.Bool || !strings.Contains(end.failed.Message, "already been sent") {
+			t.Errorf("%v after the send: %s %s does not say the input was sent", err, end.failed.Message, jsonText(end.failed.Details))
+		}
 	}
 }

@@ -22,16 +22,27 @@ type recorder struct {
 // with FailBudget; a record the transcript's rules refuse can only be
 // subject evidence (inputs were checked before the run), so the subject is
 // at fault; any other error means the transcript file itself failed.
+//
+// A refusal that comes after the epoch's input was sent (which
+// session.sendFirst exists to rule out) is recorded as such: the failure
+// says the subject was sent an input the transcript does not hold.
 func (r *recorder) fail(err error, ready bool, phase string) *ending {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, transcript.ErrBudget) {
+	_, sent := errors.AsType[*sentUnrecordedError](err)
+	if errors.Is(err, transcript.ErrBudget) && !sent {
 		return &ending{budget: err}
+	}
+	if be, ok := errors.AsType[*transcript.BudgetError](err); ok {
+		d := details{}.str("failure", FailureBudget).str("limit", string(be.Limit)).str("phase", phase).val("input_sent_unrecorded", canon.BoolValue(true))
+		return failedEnding(startCode(ready), "the transcript reached a v1 limit: "+err.Error(), d)
 	}
 	if te, ok := errors.AsType[*transcript.Error](err); ok {
 		d := details{}.str("failure", FailureTranscript).str("phase", phase).str("rule", te.Rule)
-		// err, not te: it may say more (that the input was already sent).
+		if sent {
+			d = d.val("input_sent_unrecorded", canon.BoolValue(true))
+		}
 		return failedEnding(startCode(ready), "the subject's evidence cannot be recorded: "+err.Error(), d)
 	}
 	return &ending{host: err}

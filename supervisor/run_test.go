@@ -379,39 +379,67 @@ func TestStderr(t *testing.T) {
 	}
 }
 
-// TestTranscriptFull: the subject's observations fill the 32 MiB
-// transcript in mid-script. The run ends with the budget failure, and the
-// subject was sent exactly the inputs the transcript records: sending an
-// input before its records are written (session.sendFirst) gives way to
-// the plain order while the budget could still refuse them.
-func TestTranscriptFull(t *testing.T) {
+// TestNothingSentUnrecorded: when the transcript runs out of room, the
+// subject has been sent exactly the inputs the transcript records. Sending
+// an input before its records are written (session.sendFirst) gives way to
+// the plain order wherever a Writer refusal is possible: near the end of
+// the transcript's 32 MiB, and for a line near the 4 MiB record limit.
+func TestNothingSentUnrecorded(t *testing.T) {
 	needSandbox(t)
-	t.Parallel()
-	req := exampleRequest(t, "stderr")
-	// ~30 KB per observation: ~1,100 of them fill the transcript.
-	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 300, 100
-	req.Inputs = make([]transcript.Input, 1500)
-	for i := range req.Inputs {
-		req.Inputs[i] = transcript.Key{Keys: []string{"Control", "c"}}
+	key := transcript.Key{Keys: []string{"Control", "c"}}
+	keys := make([]transcript.Input, 1500)
+	for i := range keys {
+		keys[i] = key
 	}
-	req.Inputs[len(req.Inputs)-1] = transcript.Stop{}
-	req.StderrPath = filepath.Join(t.TempDir(), "stderr.txt")
-	o := runCase(t, req)
-	if o.res.Outcome != transcript.KindRunFailed || o.detail("failure") != FailureBudget || o.detail("limit") != string(transcript.LimitTranscriptBytes) {
-		t.Fatalf("want the transcript-bytes budget failure, got %s", jsonText(o.terminal()))
+	keys[len(keys)-1] = transcript.Stop{}
+	// Control characters take 6 bytes on the wire: a line just under 4 MiB,
+	// whose record (envelope, at_ms, run id) is just over.
+	long := transcript.Text{Text: strings.Repeat("\x01", (canon.MaxLineBytes-120)/6)}
+	cases := []struct {
+		name   string
+		inputs []transcript.Input
+		edit   func(*Request)
+		limit  transcript.Limit
+		sent   int // inputs sent and recorded; -1: over 1,000
+	}{
+		// ~30 KB per observation: ~1,100 of them fill the transcript.
+		{"observations fill the transcript", keys, func(r *Request) { r.Config.Terminal.Columns, r.Config.Terminal.Rows = 300, 100 },
+			transcript.LimitTranscriptBytes, -1},
+		{"an input line over the record limit", []transcript.Input{key, long, transcript.Stop{}}, nil, transcript.LimitLineBytes, 1},
 	}
-	// The subject writes "after N inputs" to stderr on each input it reads.
-	b, err := os.ReadFile(req.StderrPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := 0
-	for _, m := range regexp.MustCompile(`after (\d+) inputs`).FindAllSubmatch(b, -1) {
-		n, _ := strconv.Atoi(string(m[1]))
-		seen = max(seen, n)
-	}
-	if recorded := o.count(transcript.KindInputKey); seen != recorded || recorded < 1000 {
-		t.Errorf("the subject read %d inputs, the transcript records %d", seen, recorded)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := exampleRequest(t, "stderr")
+			req.Inputs = tc.inputs
+			if tc.edit != nil {
+				tc.edit(&req)
+			}
+			req.StderrPath = filepath.Join(t.TempDir(), "stderr.txt")
+			o := runCase(t, req)
+			if o.res.Outcome != transcript.KindRunFailed || o.detail("failure") != FailureBudget || o.detail("limit") != string(tc.limit) {
+				t.Fatalf("want the %s budget failure, got %s", tc.limit, jsonText(o.terminal()))
+			}
+			// The subject writes "after N inputs" to stderr on each input it reads.
+			b, err := os.ReadFile(req.StderrPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := 0
+			for _, m := range regexp.MustCompile(`after (\d+) inputs`).FindAllSubmatch(b, -1) {
+				n, _ := strconv.Atoi(string(m[1]))
+				seen = max(seen, n)
+			}
+			recorded := 0
+			for _, k := range o.kinds {
+				if strings.HasPrefix(k, "input.") {
+					recorded++
+				}
+			}
+			if seen != recorded || (tc.sent >= 0 && recorded != tc.sent) || (tc.sent < 0 && recorded < 1000) {
+				t.Errorf("the subject read %d inputs, the transcript records %d", seen, recorded)
+			}
+		})
 	}
 }
 

@@ -149,7 +149,7 @@ func (s *session) encodeAhead(next transcript.Input) {
 // only shrink. An input record has the payload of its wire line plus
 // at_ms. FuzzRecordBound checks both bounds.
 const (
-	maxSentFirstLine = 64 << 10 // longer observations take the plain path
+	maxSentFirstLine = 64 << 10 // longer lines take the plain order
 	recordOverhead   = 512
 )
 
@@ -162,13 +162,16 @@ func inputBound(wireBytes int, runID string) int { return 2*wireBytes + recordOv
 // sendFirst reports whether the current input may be sent before the
 // deferred observation and the input itself are recorded: its line is
 // encoded, it is not a clock input (whose line carries the time the
-// Writer computes), the observation is short, and both records fit the
+// Writer computes), both wire lines are short (so neither record can
+// break a per-record limit: a record's line, values and strings grow by
+// a bounded factor over its wire line's), and both records fit the
 // transcript's remaining budget whatever their exact size (a Parse-valid
 // observation, and an input of the checked script, are otherwise always
 // accepted by the Writer). Then no input can ever reach the subject that
 // the transcript does not record.
 func (s *session) sendFirst() bool {
-	if s.deferred == nil || s.aheadFor != s.input || s.aheadErr != nil || s.obsBytes > maxSentFirstLine {
+	if s.deferred == nil || s.aheadFor != s.input || s.aheadErr != nil ||
+		s.obsBytes > maxSentFirstLine || len(s.aheadLine) > maxSentFirstLine {
 		return false
 	}
 	return s.rec.w.Room(2, observationBound(s.obsBytes, s.runID)+inputBound(len(s.aheadLine), s.runID))
