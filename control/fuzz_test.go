@@ -132,6 +132,48 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkReaderRecycled reads the same observation line after line
+// through a Reader that recycles before each, as the supervisor's epochs
+// do.
+func BenchmarkReaderRecycled(b *testing.B) {
+	var frame bytes.Buffer
+	for i := range 24 {
+		if i > 0 {
+			frame.WriteByte(',')
+		}
+		frame.WriteString(`"` + string(bytes.Repeat([]byte{byte('a' + i%26)}, 80)) + `"`)
+	}
+	msg := line("observation", `{"events":[{"data":{"chunk":"hello"},"type":"terminal.output"},{"data":{"key":"Enter"},"type":"key"}],`+
+		`"frame":{"columns":80,"lines":[`+frame.String()+`],"rows":24},"process":{"state":"running"},`+
+		`"state":{"buffer":{"dirty":true,"lines":3},"history":[1,2,3],"screen":"editor"},`+
+		`"ui":{"cursor":{"column":0,"row":0,"visible":true},"focus":"main","mode":"insert","regions":[`+region("status")+`,`+region("main")+`,`+region("prompt")+`]}}`)
+	r := NewReader(&cycleReader{line: msg})
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Recycle()
+		if _, _, err := r.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cycleReader reads line over and over, without end.
+type cycleReader struct {
+	line []byte
+	off  int
+}
+
+func (c *cycleReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k := copy(b[n:], c.line[c.off:])
+		n += k
+		c.off = (c.off + k) % len(c.line)
+	}
+	return n, nil
+}
+
 // BenchmarkEncode encodes an input, the adapter's per-epoch write.
 func BenchmarkEncode(b *testing.B) {
 	m := Text{Text: "hello, world"}
