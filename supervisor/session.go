@@ -92,7 +92,7 @@ func (s *session) arm(pctx context.Context) {
 }
 
 func (s *session) send(m control.Message) error {
-	line, err := encode(m)
+	line, err := control.Encode(m)
 	if err != nil {
 		return err
 	}
@@ -100,20 +100,12 @@ func (s *session) send(m control.Message) error {
 	return err
 }
 
-func encode(m control.Message) ([]byte, error) {
-	line, err := control.Encode(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", m.Kind(), err)
-	}
-	return line, nil
-}
-
 // sendInput sends the current input: the line encoded ahead when there
 // is one.
 func (s *session) sendInput(in transcript.Input) error {
 	line, err := s.aheadLine, s.aheadErr
 	if s.aheadFor != s.input {
-		line, err = encode(controlInput(in, s.rec.w.Now()))
+		line, err = control.Encode(controlInput(in, s.rec.w.Now()))
 	}
 	s.aheadFor, s.aheadErr = 0, nil
 	if err != nil {
@@ -132,11 +124,8 @@ func (s *session) encodeAhead(next transcript.Input) {
 		return
 	}
 	s.aheadFor = s.input + 1
-	line, err := s.enc.Append(s.aheadLine[:0], controlInput(next, 0))
-	if err != nil {
-		err = fmt.Errorf("encode %s: %w", controlInput(next, 0).Kind(), err)
-	}
-	s.aheadLine, s.aheadErr = line, err
+	// The Encoder's error names the message kind already.
+	s.aheadLine, s.aheadErr = s.enc.Append(s.aheadLine[:0], controlInput(next, 0))
 }
 
 // Bounds on record sizes for sending an input before the records that
@@ -147,7 +136,8 @@ func (s *session) encodeAhead(next transcript.Input) {
 // literal such as 1e15 spells out to 16 bytes; one that would spell out
 // as an integer beyond 2^53 is refused by Parse); strings and whitespace
 // only shrink. An input record has the payload of its wire line plus
-// at_ms. FuzzRecordBound checks both bounds.
+// at_ms. TestRecordBounds, TestRecordBoundsRandom and FuzzRecordBound
+// check both bounds.
 const (
 	maxSentFirstLine = 64 << 10 // longer lines take the plain order
 	recordOverhead   = 512
