@@ -18,15 +18,13 @@ import (
 // goroutine that calls Next.
 type Reader struct {
 	r          io.Reader
-	limit      int    // longest line accepted, LF included
-	buf        []byte // grows on demand up to limit bytes
-	start, end int    // buf[start:end] is read but not yet returned
-	scanned    int    // bytes of buf[start:end] already known to hold no LF
-	discard    bool   // the last line was over limit: drop bytes through its LF
-	err        error  // sticky: io.EOF or the underlying reader's error
-	dec        canon.Decoder
-	raws       []byte // the raw lines returned since Recycle, once it was called
-	recycling  bool
+	limit      int           // longest line accepted, LF included
+	buf        []byte        // grows on demand up to limit bytes
+	start, end int           // buf[start:end] is read but not yet returned
+	scanned    int           // bytes of buf[start:end] already known to hold no LF
+	discard    bool          // the last line was over limit: drop bytes through its LF
+	err        error         // sticky: io.EOF or the underlying reader's error
+	dec        canon.Decoder // decodes each line, and keeps the raw lines (Keep)
 }
 
 // Recycle declares every message and raw line Next has returned so far
@@ -34,28 +32,7 @@ type Reader struct {
 // calls to Next reuse their memory (see canon.Decoder.Recycle), so a
 // caller that is done with each message before it reads the next one,
 // and says so here, reads without allocating.
-func (r *Reader) Recycle() {
-	r.dec.Recycle()
-	r.raws = r.raws[:0]
-	r.recycling = true
-}
-
-// keep returns a copy of line that stays unchanged until Recycle.
-func (r *Reader) keep(line []byte) []byte {
-	if !r.recycling || len(line) > maxRawSlab {
-		return bytes.Clone(line)
-	}
-	if cap(r.raws)-len(r.raws) < len(line) {
-		r.raws = make([]byte, 0, maxRawSlab)
-	}
-	start := len(r.raws)
-	r.raws = append(r.raws, line...)
-	return r.raws[start:len(r.raws):len(r.raws)]
-}
-
-// maxRawSlab is the size of the memory raw lines are kept in while
-// recycling; a longer line gets its own copy.
-const maxRawSlab = 64 << 10
+func (r *Reader) Recycle() { r.dec.Recycle() }
 
 // NewReader returns a Reader of the v1 line limit on r.
 func NewReader(r io.Reader) *Reader { return newReader(r, canon.MaxLineBytes+1) }
@@ -90,7 +67,7 @@ func (r *Reader) Next() (Message, []byte, error) {
 		}
 		if i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n'); i >= 0 {
 			stop := r.start + r.scanned + i + 1
-			raw := r.keep(r.buf[r.start:stop])
+			raw := r.dec.Keep(r.buf[r.start:stop])
 			r.start, r.scanned = stop, 0
 			m, err := parse(raw, &r.dec)
 			return m, raw, err

@@ -37,12 +37,7 @@ func (a *Arena) Members(n int) []Member {
 	if n > maxArenaSlab/4 {
 		return make([]Member, n)
 	}
-	if cap(a.members)-len(a.members) < n {
-		a.members = make([]Member, 0, min(max(2*cap(a.members), minArenaSlab, n), maxArenaSlab))
-	}
-	start := len(a.members)
-	a.members = a.members[:start+n]
-	m := a.members[start : start+n : start+n]
+	m := take(&a.members, n, minArenaSlab, maxArenaSlab)
 	clear(m)
 	return m
 }
@@ -52,12 +47,7 @@ func (a *Arena) Items(n int) []Value {
 	if n > maxArenaSlab/4 {
 		return make([]Value, n)
 	}
-	if cap(a.items)-len(a.items) < n {
-		a.items = make([]Value, 0, min(max(2*cap(a.items), minArenaSlab, n), maxArenaSlab))
-	}
-	start := len(a.items)
-	a.items = a.items[:start+n]
-	v := a.items[start : start+n : start+n]
+	v := take(&a.items, n, minArenaSlab, maxArenaSlab)
 	clear(v)
 	return v
 }

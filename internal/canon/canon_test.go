@@ -392,6 +392,16 @@ func TestRecycle(t *testing.T) {
 		unsafe.StringData(first.Members[0].Key) != unsafe.StringData(second.Members[0].Key) {
 		t.Error("a recycled Decoder did not reuse its memory")
 	}
+	// Kept lines share the recycled memory: intact until Recycle, reused after.
+	dec.Recycle()
+	kept := dec.Keep([]byte("raw line\n"))
+	if _, _, err := dec.Decode([]byte(`{"other":"line"}`)); err != nil || string(kept) != "raw line\n" {
+		t.Fatalf("a kept line changed before Recycle: %q (%v)", kept, err)
+	}
+	dec.Recycle()
+	if again := dec.Keep([]byte("next line\n")); &again[0] != &kept[0] {
+		t.Error("Recycle did not make Keep reuse its memory")
+	}
 	if allocs := testing.AllocsPerRun(100, func() {
 		dec.Recycle()
 		if _, _, err := dec.Decode(line); err != nil {

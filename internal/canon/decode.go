@@ -135,7 +135,7 @@ type Decoder struct {
 	itemSlab   []Value
 	memberSlab []Member
 	strSlab    []byte // decoded escaped strings, append-only
-	lineSlab   []byte // copies of the lines, once Recycle was called
+	lineSlab   []byte // kept lines (Keep), and copies of the lines once Recycle was called
 
 	exact     bool // no slabs: every container and escaped string allocated to size
 	recycling bool // Recycle was called: lines are copied into lineSlab
@@ -159,18 +159,27 @@ func (dec *Decoder) Recycle() {
 	dec.recycling = true
 }
 
+// Keep returns a copy of line in memory the Decoder owns: unchanged until
+// Recycle (for good if Recycle is never called). A reader that hands out
+// each raw line beside its decoded message keeps it here, so recycling
+// reuses that memory too.
+func (dec *Decoder) Keep(line []byte) []byte {
+	if len(line) > maxStrSlab {
+		return bytes.Clone(line)
+	}
+	kept := take(&dec.lineSlab, len(line), maxStrSlab, maxStrSlab)
+	copy(kept, line)
+	return kept
+}
+
 // lineCopy returns line as a string that stays unchanged until Recycle:
-// a plain copy, or once recycling, a view of the line slab.
+// a plain copy, or once recycling, a kept one.
 func (dec *Decoder) lineCopy(line []byte) string {
 	if !dec.recycling || len(line) > maxStrSlab {
 		return string(line)
 	}
-	if cap(dec.lineSlab)-len(dec.lineSlab) < len(line) {
-		dec.lineSlab = make([]byte, 0, maxStrSlab)
-	}
-	start := len(dec.lineSlab)
-	dec.lineSlab = append(dec.lineSlab, line...)
-	return unsafe.String(unsafe.SliceData(dec.lineSlab[start:]), len(line))
+	kept := dec.Keep(line)
+	return unsafe.String(unsafe.SliceData(kept), len(kept))
 }
 
 // stringBuf returns an empty buffer of capacity n for decoding an escaped
@@ -205,30 +214,22 @@ const (
 
 // carveItems returns a copy of src carved from the item slab.
 func (dec *Decoder) carveItems(src []Value) []Value {
-	n := len(src)
-	if dec.exact || n > maxSlab/4 {
+	if dec.exact || len(src) > maxSlab/4 {
 		return append([]Value(nil), src...)
 	}
-	if cap(dec.itemSlab)-len(dec.itemSlab) < n {
-		dec.itemSlab = make([]Value, 0, min(max(2*cap(dec.itemSlab), minSlab, n), maxSlab))
-	}
-	start := len(dec.itemSlab)
-	dec.itemSlab = append(dec.itemSlab, src...)
-	return dec.itemSlab[start : start+n : start+n]
+	items := take(&dec.itemSlab, len(src), minSlab, maxSlab)
+	copy(items, src)
+	return items
 }
 
 // carveMembers returns a copy of src carved from the member slab.
 func (dec *Decoder) carveMembers(src []Member) []Member {
-	n := len(src)
-	if dec.exact || n > maxSlab/4 {
+	if dec.exact || len(src) > maxSlab/4 {
 		return append([]Member(nil), src...)
 	}
-	if cap(dec.memberSlab)-len(dec.memberSlab) < n {
-		dec.memberSlab = make([]Member, 0, min(max(2*cap(dec.memberSlab), minSlab, n), maxSlab))
-	}
-	start := len(dec.memberSlab)
-	dec.memberSlab = append(dec.memberSlab, src...)
-	return dec.memberSlab[start : start+n : start+n]
+	members := take(&dec.memberSlab, len(src), minSlab, maxSlab)
+	copy(members, src)
+	return members
 }
 
 // Decode is the package-level Decode, reusing dec's scratch space.
