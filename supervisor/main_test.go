@@ -279,6 +279,17 @@ func (o outcome) count(kind string) int {
 	return n
 }
 
+// inputs counts the input records, of every kind.
+func (o outcome) inputs() int {
+	n := 0
+	for _, k := range o.kinds {
+		if strings.HasPrefix(k, "input.") {
+			n++
+		}
+	}
+	return n
+}
+
 // lastObservation returns the last observation payload, or nil.
 func (o outcome) lastObservation() *canon.Value {
 	for i := len(o.tr.Records) - 1; i >= 0; i-- {

@@ -70,12 +70,7 @@ func TestExample(t *testing.T) {
 			t.Errorf("delivered variables %v lack %s", envs, k)
 		}
 	}
-	inputs := 0
-	for _, k := range o.kinds {
-		if strings.HasPrefix(k, "input.") {
-			inputs++
-		}
-	}
+	inputs := o.inputs()
 	if inputs != len(req.Inputs) || o.count(transcript.KindObservation) != inputs+1 {
 		t.Errorf("records %v: want %d inputs each closed by an observation, plus readiness", o.kinds, len(req.Inputs))
 	}
@@ -430,12 +425,7 @@ func TestNothingSentUnrecorded(t *testing.T) {
 				n, _ := strconv.Atoi(string(m[1]))
 				seen = max(seen, n)
 			}
-			recorded := 0
-			for _, k := range o.kinds {
-				if strings.HasPrefix(k, "input.") {
-					recorded++
-				}
-			}
+			recorded := o.inputs()
 			if seen != recorded || (tc.sent >= 0 && recorded != tc.sent) || (tc.sent < 0 && recorded < 1000) {
 				t.Errorf("the subject read %d inputs, the transcript records %d", seen, recorded)
 			}

@@ -165,8 +165,9 @@ func CanonicalNumber(lit string) (string, error) {
 		if canonicalSafeInteger(lit) {
 			return lit, nil
 		}
-		n, err := strconv.ParseInt(lit, 10, 64)
-		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
+		v := Value{Kind: Number, Str: lit}
+		n, safe := v.Int()
+		if !safe {
 			return "", &Error{Rule: RuleIntegerRange, Offset: -1, Detail: "integer " + truncate(lit) + " is beyond ±(2^53-1)"}
 		}
 		return strconv.FormatInt(n, 10), nil
@@ -193,10 +194,8 @@ func CanonicalNumber(lit string) (string, error) {
 // 1e20 as 100000000000000000000, which v1 (and Decode) would then reject
 // as an integer out of range, so such a number has no v1 canonical form.
 func checkSpelledInteger(s string) error {
-	if !isIntegerLiteral(s) || canonicalSafeInteger(s) {
-		return nil
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n <= MaxSafeInteger && n >= -MaxSafeInteger {
+	spelled := Value{Kind: Number, Str: s}
+	if _, safe := spelled.Int(); safe || !isIntegerLiteral(s) {
 		return nil
 	}
 	return fmt.Errorf("%s in canonical form, an integer beyond ±(2^53-1)", truncate(s))
