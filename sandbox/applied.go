@@ -130,15 +130,23 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	}
 	sb.addMechanism("pivot-root", true, "ok")
 	fsReason := "mount-namespace pivot-root"
-	if s.Root != "" {
-		want, err1 := statID(s.Root)
-		got, err2 := statID(procRoot + Workdir)
-		if err1 != nil || err2 != nil || want != got {
-			return stepErr("verify", "workdir", fmt.Errorf("%w: %s is not the mapped root (%v %v)", ErrNotVerified, Workdir, err1, err2))
+	// What is compared is the inode behind the descriptor Start opened and
+	// had libcontainer mount, never what the host path names now.
+	if sb.root != nil {
+		got, err := statID(procRoot + Workdir)
+		if err != nil || got != sb.root.id {
+			return stepErr("verify", "workdir", fmt.Errorf("%w: %s is not the mapped root that was opened (%v)", ErrNotVerified, Workdir, err))
 		}
 		fsReason += " workdir-bound"
 	}
-	if s.RootFS != "" {
+	if sb.rootfs != nil {
+		for _, e := range sb.rootfsEntries {
+			dst := procRoot + "/" + filepath.Base(e.path)
+			got, err := statID(dst)
+			if err != nil || got != e.id {
+				return stepErr("verify", "rootfs", fmt.Errorf("%w: /%s is not the rootfs entry that was opened (%v)", ErrNotVerified, filepath.Base(e.path), err))
+			}
+		}
 		fsReason += " rootfs"
 	}
 	sb.applied.Filesystem = TierCheck{Tier: receipts.OS, Reason: fsReason}

@@ -20,6 +20,14 @@ var (
 	ErrSubjectExec = errors.New("subject not executable")
 	// ErrDestroyed: the sandbox was already destroyed.
 	ErrDestroyed = errors.New("sandbox destroyed")
+	// ErrSymlinkPath: a host path the sandbox maps (the root, a --rootfs
+	// entry) is or passes through a symbolic link, which a subject or a
+	// local user could redirect; it is refused, never followed.
+	ErrSymlinkPath = errors.New("symbolic link in a mapped host path")
+	// ErrCannotDropRoot: isolation none as root cannot switch the subject
+	// to an unprivileged uid (no CAP_SETUID or CAP_SETGID), so it refuses
+	// rather than run the subject as root.
+	ErrCannotDropRoot = errors.New("isolation none needs CAP_SETUID and CAP_SETGID to drop root; run with them, or not as root")
 	// ErrUnsupportedArch: no seccomp filter is built for this architecture.
 	ErrUnsupportedArch = errors.New("seccomp filter not available for this architecture")
 )

@@ -34,27 +34,39 @@ const (
 
 // buildSkeleton creates dir (empty) and fills it with what the layout needs
 // that is not a mount: symlinks and the generated /etc files. It returns the
-// mounts to add, in order.
-func buildSkeleton(dir string, s *Spec, hosts []byte) ([]*configs.Mount, error) {
+// mounts to add, in order, and the host entries it opened for them (the
+// caller keeps them open until the sandbox is verified). root and rootfs
+// are the opened mapped root and complete root, nil when not mapped.
+// pin gives the mount source for an opened entry (pinner.source).
+func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, pin func(*hostDir) (string, error)) ([]*configs.Mount, []*hostDir, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var mounts []*configs.Mount
-	if s.RootFS != "" {
-		m, err := skeletonFromRootFS(dir, s.RootFS, hosts)
+	var held []*hostDir
+	if rootfs != nil {
+		m, h, err := skeletonFromRootFS(dir, rootfs, hosts, pin, s.hook)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		mounts = append(mounts, m...)
+		mounts, held = append(mounts, m...), h
 	} else {
 		m, err := skeletonFromHost(dir, s, hosts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mounts = append(mounts, m...)
 	}
-	mounts = append(mounts, standardMounts(s)...)
-	return mounts, nil
+	rootSource := ""
+	if root != nil {
+		src, err := pin(root)
+		if err != nil {
+			return nil, held, err
+		}
+		rootSource = src
+	}
+	mounts = append(mounts, standardMounts(rootSource)...)
+	return mounts, held, nil
 }
 
 func skeletonFromHost(dir string, s *Spec, hosts []byte) ([]*configs.Mount, error) {
@@ -105,59 +117,101 @@ func skeletonFromHost(dir string, s *Spec, hosts []byte) ([]*configs.Mount, erro
 // skeletonFromRootFS binds each top-level entry of a complete root read-only
 // (symlinks are recreated), so the caller's root gets no mountpoints and the
 // subject cannot write it. /etc/hosts is overlaid with the pinned hosts file
-// when the root has one.
-func skeletonFromRootFS(dir, rootfs string, hosts []byte) ([]*configs.Mount, error) {
-	entries, err := os.ReadDir(rootfs)
+// when the root has one. The root and each entry are hostile paths: each is
+// opened once without following symlinks, bound by its descriptor
+// (hostDir.source), and returned in held, which the caller keeps open until
+// the sandbox is verified and closes with it.
+func skeletonFromRootFS(dir string, rootfs *hostDir, hosts []byte, pin func(*hostDir) (string, error), hook func(point, path string)) (mounts []*configs.Mount, held []*hostDir, err error) {
+	defer func() {
+		if err != nil {
+			for _, h := range held {
+				h.Close()
+			}
+			held = nil
+		}
+	}()
+	names, err := readDirNames(rootfs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var mounts []*configs.Mount
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		switch name {
 		case "proc", "dev", "tmp", "sys", strings.TrimPrefix(Workdir, "/"):
 			continue // provided by the sandbox itself
 		}
-		src := filepath.Join(rootfs, name)
-		fi, err := os.Lstat(src)
+		e, err := openHostEntry(rootfs, name)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(src)
+		switch e.mode() {
+		case unix.S_IFLNK:
+			target, err := readlinkFd(e)
+			e.Close()
 			if err != nil {
-				return nil, err
+				return nil, held, err
 			}
 			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-				return nil, err
+				return nil, held, err
 			}
-		case fi.IsDir() || fi.Mode().IsRegular():
+		case unix.S_IFDIR, unix.S_IFREG:
+			held = append(held, e)
+			hook(hookRootFSEntryOpened, e.path)
+			src, err := pin(e)
+			if err != nil {
+				return nil, held, err
+			}
 			mounts = append(mounts, bindMount(src, "/"+name, roBind|unix.MS_REC))
+		default:
+			e.Close() // devices, sockets, fifos: not part of a root we map
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(rootfs, "etc", "hosts")); err == nil && fi.Mode().IsRegular() {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(rootfs.file.Fd()), "etc/hosts", &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		hf := filepath.Join(dir, ".hosts")
 		if err := os.WriteFile(hf, hosts, 0o644); err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		mounts = append(mounts, bindMount(hf, "/etc/hosts", roBind))
 	}
-	return mounts, nil
+	return mounts, held, nil
+}
+
+// readDirNames lists the opened directory through its descriptor.
+func readDirNames(d *hostDir) ([]string, error) {
+	fd, err := unix.Openat(int(d.file.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// readlinkFd reads the target of an O_PATH|O_NOFOLLOW descriptor of a
+// symlink.
+func readlinkFd(h *hostDir) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(int(h.file.Fd()), "", buf)
+	if err != nil {
+		return "", &os.PathError{Op: "readlink", Path: h.path, Err: err}
+	}
+	return string(buf[:n]), nil
 }
 
 // standardMounts are the sandbox's own filesystems, identical in both
 // layouts: new /proc (PID namespace), minimal /dev, private /tmp, the
 // mapped root at Workdir.
-func standardMounts(s *Spec) []*configs.Mount {
+// rootSource is the mount source of the mapped root (hostDir.source), ""
+// when none is mapped.
+func standardMounts(rootSource string) []*configs.Mount {
 	ms := []*configs.Mount{
 		{Source: "proc", Destination: "/proc", Device: "proc", Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV},
 		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_STRICTATIME, Data: "mode=755,size=64k"},
 		{Source: "tmpfs", Destination: "/dev/shm", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV, Data: "mode=1777,size=65536k"},
 		{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=1777"},
 	}
-	if s.Root != "" {
-		ms = append(ms, bindMount(s.Root, Workdir, rwBind))
+	if rootSource != "" {
+		ms = append(ms, bindMount(rootSource, Workdir, rwBind))
 	}
 	return ms
 }

@@ -72,6 +72,12 @@ type Sandbox struct {
 	report  *bufio.Reader
 	fwd     *netpolicy.Forwarder
 
+	// root and rootfs are the opened mapped root and complete root, and
+	// rootfsEntries the opened top-level entries of rootfs: what is
+	// mounted and verified, by descriptor (hostpath.go). Nil when unused.
+	root, rootfs  *hostDir
+	rootfsEntries []*hostDir
+
 	applied  Applied
 	mu       sync.Mutex // guards evidence, which Wait completes
 	evidence Evidence
@@ -129,7 +135,7 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	if err := os.Mkdir(sb.dir, 0o711); err != nil {
 		return stepErr("state dir", sb.dir, err)
 	}
-	c.add(func() error { return os.RemoveAll(sb.dir) })
+	c.add(func() error { return removeEntry(sb.dir) })
 	if err := writeOwner(sb.dir); err != nil {
 		return stepErr("owner record", sb.dir, err)
 	}
@@ -140,6 +146,21 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		}
 		c.add(func() error { return os.RemoveAll(root) })
 		s.Root = root
+	}
+	// The mapped root and the complete root are hostile paths: opened
+	// once here, and only these descriptors are mounted and verified.
+	if s.Root != "" {
+		if sb.root, err = openHostPath(s.Root, true); err != nil {
+			return stepErr("open root", s.Root, err)
+		}
+		c.add(sb.root.Close)
+		s.hook(hookRootOpened, s.Root)
+	}
+	if s.RootFS != "" && s.isolation() == IsolationOS {
+		if sb.rootfs, err = openHostPath(s.RootFS, true); err != nil {
+			return stepErr("open rootfs", s.RootFS, err)
+		}
+		c.add(sb.rootfs.Close)
 	}
 	sb.evidence.ID, sb.evidence.StateDir, sb.evidence.HostRoot, sb.evidence.RootFS = id, sb.dir, s.Root, s.RootFS
 	sb.mark("state")
@@ -161,10 +182,17 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("seccomp", "", err) // fail before anything runs
 	}
 	root := filepath.Join(sb.dir, "root")
-	mounts, err := buildSkeleton(root, s, plan.HostsFile())
+	pins := &pinner{dir: filepath.Join(sb.dir, pinDir)}
+	c.add(func() error { return unpin(sb.dir) })
+	pin := func(h *hostDir) (string, error) { return pins.source(h, rootless) }
+	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, pin)
+	for _, h := range held {
+		c.add(h.Close)
+	}
 	if err != nil {
 		return stepErr("skeleton root", root, err)
 	}
+	sb.rootfsEntries = held
 	if s.UserNamespace && !rootless {
 		// Container root is host userNSBase: it must own the skeleton to
 		// create mountpoints in it.
@@ -211,10 +239,17 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	if s.Stderr != nil {
 		p.Stderr = s.Stderr
 	}
+	s.hook(hookBeforeContainerRun, "")
 	err = ct.Start(p)
 	// The child has its own copies now; ours would keep EOF from coming.
 	liveR.Close()
 	reportW.Close()
+	// The init has bound what it needs from its own copy of the pins (or
+	// failed): the host's are no longer needed, and the sooner they go,
+	// the less a SIGKILL of ours can leave mounted.
+	if uerr := unpin(sb.dir); uerr != nil && err == nil {
+		err = uerr
+	}
 	if err != nil {
 		return stepErr("start init", sb.id, err)
 	}

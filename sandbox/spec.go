@@ -95,6 +95,24 @@ type Spec struct {
 	// as root, and 0 (mapped to the caller's own uid) in rootless mode, where
 	// no other id is mapped.
 	UID, GID int
+
+	// testHook, set only by this package's tests, runs at the named points
+	// of Start between a check and the use of what was checked, so that a
+	// test can attack exactly that window deterministically.
+	testHook func(point, path string)
+}
+
+// Points at which Spec.testHook runs.
+const (
+	hookRootOpened         = "root-opened"          // the mapped root is open, not yet mounted
+	hookRootFSEntryOpened  = "rootfs-entry-opened"  // a --rootfs entry is open, not yet mounted
+	hookBeforeContainerRun = "before-container-run" // everything is opened; libcontainer mounts next
+)
+
+func (s *Spec) hook(point, path string) {
+	if s.testHook != nil {
+		s.testHook(point, path)
+	}
 }
 
 // DefaultPath is the PATH given to the subject when Env has none.
@@ -123,8 +141,8 @@ func (e *SpecError) Error() string { return fmt.Sprintf("invalid spec: %s: %s", 
 // Is makes errors.Is(err, ErrInvalidSpec) true for every *SpecError.
 func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
 
-// Validate checks the spec without touching the system beyond stat-ing the
-// directories it names.
+// Validate checks the spec without touching the system beyond opening
+// (O_PATH, no symlink at any component) the directories it names.
 func (s *Spec) Validate() error {
 	switch s.Isolation {
 	case "", IsolationOS, IsolationNone:
@@ -152,13 +170,15 @@ func (s *Spec) Validate() error {
 		if !filepath.IsAbs(d.path) {
 			return &SpecError{d.field, fmt.Sprintf("%q is not absolute", d.path)}
 		}
-		fi, err := os.Stat(d.path)
+		// Start opens the directory again and uses only that descriptor;
+		// this early open gives the same refusal before anything runs.
+		h, err := openHostPath(d.path, true)
 		if err != nil {
-			return &SpecError{d.field, err.Error()}
+			// Both: errors.Is finds ErrInvalidSpec and the cause
+			// (ErrSymlinkPath, fs.ErrNotExist).
+			return fmt.Errorf("%w: %w", &SpecError{d.field, "cannot be mapped"}, err)
 		}
-		if !fi.IsDir() {
-			return &SpecError{d.field, fmt.Sprintf("%q is not a directory", d.path)}
-		}
+		h.Close()
 	}
 	if s.isolation() == IsolationNone && s.RootFS != "" {
 		return &SpecError{"RootFS", "a complete root needs isolation os"}

@@ -180,7 +180,9 @@ func sweepOne(dir, id string) error {
 	if err := sweepScratch(dir); err != nil {
 		return fmt.Errorf("sweep %s: %w", id, err)
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	// Pins first: a supervisor killed between pin and start leaves a
+	// caller's directory bound under the entry (hostpath.go).
+	if err := removeEntry(dir); err != nil {
 		return fmt.Errorf("sweep %s: %w", id, err)
 	}
 	return nil
