@@ -97,6 +97,31 @@ func TestContainment(t *testing.T) {
 		{"only stdio inherited", []string{"fds"}, "OK 0,1,2"},
 		{"overwrite init binary via /proc", []string{"openw", "/proc/1/exe"}, "ERR EACCES"},
 		{"setuid binary", []string{"./escape-suid", "euid"}, "OK euid=65534"},
+		// Socket families: the errnos are the filter's own (errFamily,
+		// errNetlinkProto), not the kernel's. Without the filter the
+		// reference kernel (6.18, vsock built in) gives OK for vsock stream
+		// and the uevent, audit and generic netlink sockets, ENODEV for
+		// vsock dgram (no transport), EOPNOTSUPP for socketpair vsock and
+		// EPERM for packet (no CAP_NET_RAW): none passes by accident. Only
+		// alg is EAFNOSUPPORT either way there (not built): it guards
+		// kernels that have it.
+		{"socket vsock (host port space)", []string{"socket", "vsock", "stream", "0"}, "ERR EAFNOSUPPORT"},
+		{"socket vsock dgram", []string{"socket", "vsock", "dgram", "0"}, "ERR EAFNOSUPPORT"},
+		{"socketpair vsock", []string{"socketpair", "vsock", "stream", "0"}, "ERR EAFNOSUPPORT"},
+		{"socket netlink kobject_uevent (host uevents)", []string{"socket", "netlink", "dgram", "kobject_uevent"}, "ERR EPROTONOSUPPORT"},
+		{"socket netlink kobject_uevent raw", []string{"socket", "netlink", "raw", "kobject_uevent"}, "ERR EPROTONOSUPPORT"},
+		{"socket netlink audit", []string{"socket", "netlink", "raw", "audit"}, "ERR EPROTONOSUPPORT"},
+		{"socket netlink generic", []string{"socket", "netlink", "raw", "generic"}, "ERR EPROTONOSUPPORT"},
+		{"socket packet", []string{"socket", "packet", "dgram", "0"}, "ERR EAFNOSUPPORT"},
+		{"socket alg", []string{"socket", "alg", "seqpacket", "0"}, "ERR EAFNOSUPPORT"},
+		// What programs need keeps working.
+		{"socketpair unix", []string{"socketpair", "unix", "stream", "0"}, "OK"},
+		{"socket unix dgram", []string{"socket", "unix", "dgram", "0"}, "OK"},
+		{"socket inet stream", []string{"socket", "inet", "stream", "0"}, "OK"},
+		{"socket inet6 dgram", []string{"socket", "inet6", "dgram", "0"}, "OK"},
+		{"socket netlink route (getifaddrs, ip)", []string{"socket", "netlink", "raw", "route"}, "OK"},
+		{"socket netlink sock_diag (ss)", []string{"socket", "netlink", "raw", "sock_diag"}, "OK"},
+		{"interfaces over netlink route", []string{"ifaces"}, "OK lo"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,6 +178,10 @@ func TestAllowList(t *testing.T) {
 		{"other host", []string{"tcp", fmt.Sprintf("127.0.0.2:%d", otherHost)}, "ERR ECONNREFUSED"},
 		{"udp", []string{"udp", fmt.Sprintf("127.0.0.1:%d", udpPort)}, "ERR ECONNREFUSED"},
 		{"dns", []string{"dns", "example.com"}, "ERR lookup"},
+		// The socket-family filter holds in allow-list mode too.
+		{"socket vsock", []string{"socket", "vsock", "stream", "0"}, "ERR EAFNOSUPPORT"},
+		{"socket netlink kobject_uevent", []string{"socket", "netlink", "dgram", "kobject_uevent"}, "ERR EPROTONOSUPPORT"},
+		{"socket inet stream", []string{"socket", "inet", "stream", "0"}, "OK"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

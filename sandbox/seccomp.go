@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,18 @@ import (
 // break it in ways that look like bugs in the subject. What is denied is
 // what a capability-less, no_new_privs process in fresh namespaces could
 // still use to attack the kernel or reach outside the sandbox.
+//
+// socket(2) and socketpair(2) are the exception: their address family is
+// an allow-list (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK with
+// NETLINK_ROUTE or NETLINK_SOCK_DIAG), because the network namespace only
+// confines the families it namespaces. AF_VSOCK shares the host's port
+// space (bind there meets host listeners) and NETLINK_KOBJECT_UEVENT
+// delivers the host's device events into a namespace owned by the initial
+// user namespace; the long tail of families (packet, alg, bluetooth, key,
+// xdp, tipc, rds, ...) reaches nothing a subject needs and has a history
+// of kernel bugs. Programs need exactly the allowed four, whatever the
+// network mode, and the same filter is correct for the direct runner too
+// (isolation none): there it costs a host subject vsock and uevents only.
 
 // syscallRule denies one system call with an errno.
 type syscallRule struct {
@@ -40,9 +53,66 @@ func SeccompPolicy() []string {
 	return append(lines,
 		"clone: EPERM when flags carry CLONE_NEW* (no new namespaces)",
 		"unshare: EPERM when flags carry CLONE_NEW* incl. CLONE_NEWTIME",
+		fmt.Sprintf("socket, socketpair: %s when the family is not one of %s (AF_VSOCK reaches the host, not namespaced; the rest is kernel attack surface)",
+			unix.ErrnoName(errFamily), ruleNames(socketFamilies())),
+		fmt.Sprintf("socket, socketpair AF_NETLINK: %s when the protocol is not one of %s (NETLINK_KOBJECT_UEVENT carries host uevents; the rest is host state or attack surface)",
+			unix.ErrnoName(errNetlinkProto), ruleNames(netlinkProtocols())),
 		"ioctl: EPERM for TIOCSTI and TIOCLINUX (terminal input injection)",
 		"any non-native ABI (i386 int 0x80): process killed; x32 numbers: ENOSYS",
 	)
+}
+
+// argRule is one allowed value of a checked argument.
+type argRule struct {
+	name string
+	val  uint32
+}
+
+// The errnos of the socket rule are those the kernel itself gives for a
+// family it was built without (EAFNOSUPPORT, from __sock_create) and for
+// a netlink protocol nobody registered (EPROTONOSUPPORT, from
+// netlink_create): every program that probes for an optional family
+// already treats them as "not here" and falls back, where EPERM would read
+// as "retry with privileges" or a hard error.
+const (
+	errFamily       = unix.EAFNOSUPPORT
+	errNetlinkProto = unix.EPROTONOSUPPORT
+)
+
+// socketFamilies is the allow-list of address families for socket(2) and
+// socketpair(2); AF_NETLINK is always allowed and further checked against
+// netlinkProtocols. The family is an int: the kernel reads the low 32 bits
+// of the register, and so does the filter.
+func socketFamilies() []argRule {
+	return []argRule{
+		{"AF_UNIX", unix.AF_UNIX},       // local IPC, socketpair; paths are the mount namespace's
+		{"AF_INET", unix.AF_INET},       // the network namespace: loopback, or the allow-list forwarders
+		{"AF_INET6", unix.AF_INET6},     // likewise
+		{"AF_NETLINK", unix.AF_NETLINK}, // protocol checked against netlinkProtocols
+	}
+}
+
+// netlinkProtocols is the allow-list of AF_NETLINK protocols. Both are
+// network-namespaced: they see only the sandbox's own interfaces and
+// sockets.
+func netlinkProtocols() []argRule {
+	return []argRule{
+		// getifaddrs (glibc, also behind getaddrinfo's AI_ADDRCONFIG), Go's
+		// net.Interfaces, ip: the namespace's own interfaces and routes;
+		// changing them needs CAP_NET_ADMIN.
+		{"NETLINK_ROUTE", unix.NETLINK_ROUTE},
+		// ss: the namespace's own sockets (inet, unix, netlink, packet
+		// diag all filter by netns); SOCK_DESTROY needs CAP_NET_ADMIN.
+		{"NETLINK_SOCK_DIAG", unix.NETLINK_SOCK_DIAG},
+	}
+}
+
+func ruleNames(rs []argRule) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.name
+	}
+	return strings.Join(names, ", ")
 }
 
 // nsFlags are every CLONE_NEW* flag a clone or unshare may not carry.
@@ -57,6 +127,7 @@ const (
 	offArch = 4
 	offArg0 = 16 // low 32 bits on little-endian
 	offArg1 = 24
+	offArg2 = 32
 )
 
 // x32SyscallBit marks the x32 ABI's system call numbers on x86_64.
@@ -117,6 +188,12 @@ func buildFilter() ([]unix.SockFilter, error) {
 	p = append(p, reload)
 	p = append(p, argBlock(unix.SYS_UNSHARE, offArg0, nsBody(nsFlags|unix.CLONE_NEWTIME))...)
 	p = append(p, reload)
+	// socket and socketpair share one body: "jeq socket" jumps over
+	// "jeq socketpair" into it, and a miss on both skips it whole.
+	sock := socketBody()
+	p = append(p, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_SOCKET, 1, 0))
+	p = append(p, argBlock(unix.SYS_SOCKETPAIR, offArg0, sock)...)
+	p = append(p, reload)
 	// ioctl: TIOCSTI (type into the controlling terminal) and TIOCLINUX
 	// (console selection paste) push input into another process's
 	// terminal. The command is an unsigned int: the low word is all of it.
@@ -131,4 +208,47 @@ func buildFilter() ([]unix.SockFilter, error) {
 		return nil, fmt.Errorf("seccomp filter too long: %d instructions", len(p))
 	}
 	return p, nil
+}
+
+// socketBody checks a socket or socketpair call whose family (arg0) is in
+// A. Allowed families jump to the shared allow; AF_NETLINK goes on to load
+// the protocol (arg2) and check it; every other family falls through to
+// the family errno. The type (arg1) is not looked at: it carries
+// SOCK_CLOEXEC/SOCK_NONBLOCK, and no type of an allowed family reaches
+// outside the namespace (raw and packet-like types need CAP_NET_RAW,
+// which is dropped). The body is a few dozen instructions at most, so its
+// 8-bit offsets cannot overflow.
+//
+// Layout: family checks, netlink check, load arg2, protocol checks,
+// ret protocol errno, ret allow, ret family errno.
+//
+// Sockets have no other way in on amd64: its only socketcall(2) is in the
+// i386 ABI, which the architecture check kills, and io_uring (whose
+// IORING_OP_SOCKET would bypass this check) is denied. A port to an
+// architecture with a native socketcall (s390x) must deny it as well.
+func socketBody() []unix.SockFilter {
+	var fams, protos []uint32
+	for _, r := range socketFamilies() {
+		if r.val != unix.AF_NETLINK {
+			fams = append(fams, r.val)
+		}
+	}
+	for _, r := range netlinkProtocols() {
+		protos = append(protos, r.val)
+	}
+	n := len(fams) + 2 + len(protos) + 1 // instructions before the allow
+	allow := n
+	deny := n + 1
+	b := make([]unix.SockFilter, 0, n+2)
+	to := func(target int) uint8 { return uint8(target - len(b) - 1) } // offset from the next instruction
+	for _, f := range fams {
+		b = append(b, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, f, to(allow), 0))
+	}
+	b = append(b, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AF_NETLINK, 0, to(deny)))
+	b = append(b, stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArg2))
+	for _, pr := range protos {
+		b = append(b, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, pr, to(allow), 0))
+	}
+	b = append(b, retErrno(errNetlinkProto), retAllow, retErrno(errFamily))
+	return b
 }

@@ -42,34 +42,54 @@ func TestFilterEval(t *testing.T) {
 		t.Skipf("no filter on this architecture: %v", err)
 	}
 	arch, _ := auditArch()
-	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
 	cases := []struct {
 		name string
 		arch uint32
 		nr   uint32
-		args [2]uint64
+		args [3]uint64
 		want uint32
 	}{
-		{"read allowed", arch, unix.SYS_READ, [2]uint64{}, unix.SECCOMP_RET_ALLOW},
-		{"fork-style clone allowed", arch, unix.SYS_CLONE, [2]uint64{uint64(unix.SIGCHLD)}, unix.SECCOMP_RET_ALLOW},
-		{"thread clone allowed", arch, unix.SYS_CLONE, [2]uint64{unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND}, unix.SECCOMP_RET_ALLOW},
-		{"clone newuser", arch, unix.SYS_CLONE, [2]uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, errno(unix.EPERM)},
-		{"unshare files allowed", arch, unix.SYS_UNSHARE, [2]uint64{unix.CLONE_FILES}, unix.SECCOMP_RET_ALLOW},
-		{"unshare newtime", arch, unix.SYS_UNSHARE, [2]uint64{unix.CLONE_NEWTIME}, errno(unix.EPERM)},
-		{"ioctl tiocsti", arch, unix.SYS_IOCTL, [2]uint64{0, unix.TIOCSTI}, errno(unix.EPERM)},
-		{"ioctl tiocsti high bits", arch, unix.SYS_IOCTL, [2]uint64{0, 1<<32 | unix.TIOCSTI}, errno(unix.EPERM)},
-		{"ioctl tcgets allowed", arch, unix.SYS_IOCTL, [2]uint64{0, unix.TCGETS}, unix.SECCOMP_RET_ALLOW},
-		{"io_uring enosys", arch, unix.SYS_IO_URING_SETUP, [2]uint64{}, errno(unix.ENOSYS)},
-		{"foreign arch killed", unix.AUDIT_ARCH_I386, 1, [2]uint64{}, unix.SECCOMP_RET_KILL_PROCESS},
+		{"read allowed", arch, unix.SYS_READ, [3]uint64{}, unix.SECCOMP_RET_ALLOW},
+		{"fork-style clone allowed", arch, unix.SYS_CLONE, [3]uint64{uint64(unix.SIGCHLD)}, unix.SECCOMP_RET_ALLOW},
+		{"thread clone allowed", arch, unix.SYS_CLONE, [3]uint64{unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND}, unix.SECCOMP_RET_ALLOW},
+		{"clone newuser", arch, unix.SYS_CLONE, [3]uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, seccompErrno(unix.EPERM)},
+		{"unshare files allowed", arch, unix.SYS_UNSHARE, [3]uint64{unix.CLONE_FILES}, unix.SECCOMP_RET_ALLOW},
+		{"unshare newtime", arch, unix.SYS_UNSHARE, [3]uint64{unix.CLONE_NEWTIME}, seccompErrno(unix.EPERM)},
+		{"ioctl tiocsti", arch, unix.SYS_IOCTL, [3]uint64{0, unix.TIOCSTI}, seccompErrno(unix.EPERM)},
+		{"ioctl tiocsti high bits", arch, unix.SYS_IOCTL, [3]uint64{0, 1<<32 | unix.TIOCSTI}, seccompErrno(unix.EPERM)},
+		{"ioctl tcgets allowed", arch, unix.SYS_IOCTL, [3]uint64{0, unix.TCGETS}, unix.SECCOMP_RET_ALLOW},
+		{"io_uring enosys", arch, unix.SYS_IO_URING_SETUP, [3]uint64{}, seccompErrno(unix.ENOSYS)},
+		{"foreign arch killed", unix.AUDIT_ARCH_I386, 1, [3]uint64{}, unix.SECCOMP_RET_KILL_PROCESS},
+		// socket(2): family in arg0, type (with flags) in arg1, protocol in arg2.
+		{"socket vsock", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_VSOCK, unix.SOCK_STREAM, 0}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socket vsock high bits ignored like the kernel", arch, unix.SYS_SOCKET, [3]uint64{1<<32 | unix.AF_VSOCK, unix.SOCK_STREAM, 0}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socketpair vsock", arch, unix.SYS_SOCKETPAIR, [3]uint64{unix.AF_VSOCK, unix.SOCK_STREAM, 0}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socket packet", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_PACKET, unix.SOCK_RAW, 0x0300}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socket alg", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_ALG, unix.SOCK_SEQPACKET, 0}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socket negative family", arch, unix.SYS_SOCKET, [3]uint64{0xffffffff, unix.SOCK_STREAM, 0}, seccompErrno(unix.EAFNOSUPPORT)},
+		{"socket netlink uevent", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, unix.NETLINK_KOBJECT_UEVENT}, seccompErrno(unix.EPROTONOSUPPORT)},
+		{"socket netlink audit", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT}, seccompErrno(unix.EPROTONOSUPPORT)},
+		{"socket netlink generic", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC}, seccompErrno(unix.EPROTONOSUPPORT)},
+		{"socket netlink route high bits", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW, 1<<32 | unix.NETLINK_ROUTE}, unix.SECCOMP_RET_ALLOW},
+		{"socketpair netlink uevent", arch, unix.SYS_SOCKETPAIR, [3]uint64{unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT}, seccompErrno(unix.EPROTONOSUPPORT)},
+		{"socket unix allowed", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK, 0}, unix.SECCOMP_RET_ALLOW},
+		{"socketpair unix allowed", arch, unix.SYS_SOCKETPAIR, [3]uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC, 0}, unix.SECCOMP_RET_ALLOW},
+		{"socket inet allowed", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, unix.IPPROTO_TCP}, unix.SECCOMP_RET_ALLOW},
+		{"socket inet6 allowed", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_INET6, unix.SOCK_DGRAM, 0}, unix.SECCOMP_RET_ALLOW},
+		{"socket netlink route allowed", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW | unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE}, unix.SECCOMP_RET_ALLOW},
+		{"socket netlink sock_diag allowed", arch, unix.SYS_SOCKET, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG}, unix.SECCOMP_RET_ALLOW},
+		// The socket block sits between others: their checks still hold.
+		{"ioctl after socket block", arch, unix.SYS_IOCTL, [3]uint64{0, unix.TIOCSTI}, seccompErrno(unix.EPERM)},
+		{"connect not checked", arch, unix.SYS_CONNECT, [3]uint64{3, 0, 0}, unix.SECCOMP_RET_ALLOW},
 	}
 	if hasX32 {
 		cases = append(cases, struct {
 			name string
 			arch uint32
 			nr   uint32
-			args [2]uint64
+			args [3]uint64
 			want uint32
-		}{"x32 enosys", arch, x32SyscallBit | unix.SYS_READ, [2]uint64{}, errno(unix.ENOSYS)})
+		}{"x32 enosys", arch, x32SyscallBit | unix.SYS_READ, [3]uint64{}, seccompErrno(unix.ENOSYS)})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,8 +100,45 @@ func TestFilterEval(t *testing.T) {
 	}
 }
 
+// TestFilterSocketFamilies sweeps every family and every netlink protocol
+// the kernel knows (and some beyond): exactly the allow-lists pass, for
+// socket and socketpair alike, and everything else gets the documented
+// errno.
+func TestFilterSocketFamilies(t *testing.T) {
+	p, err := buildFilter()
+	if err != nil {
+		t.Skipf("no filter on this architecture: %v", err)
+	}
+	arch, _ := auditArch()
+	allowedFam := map[uint32]bool{unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
+	allowedProto := map[uint32]bool{unix.NETLINK_ROUTE: true, unix.NETLINK_SOCK_DIAG: true}
+	for _, nr := range []uint32{unix.SYS_SOCKET, unix.SYS_SOCKETPAIR} {
+		for fam := uint32(0); fam < 2*unix.AF_MAX; fam++ {
+			want := seccompErrno(unix.EAFNOSUPPORT)
+			if allowedFam[fam] {
+				want = unix.SECCOMP_RET_ALLOW
+			}
+			if got := evalBPF(t, p, arch, nr, [3]uint64{uint64(fam), unix.SOCK_STREAM, 0}); got != want {
+				t.Errorf("nr %d family %d: got %#x, want %#x", nr, fam, got, want)
+			}
+		}
+		for proto := uint32(0); proto < 64; proto++ {
+			want := seccompErrno(unix.EPROTONOSUPPORT)
+			if allowedProto[proto] {
+				want = unix.SECCOMP_RET_ALLOW
+			}
+			if got := evalBPF(t, p, arch, nr, [3]uint64{unix.AF_NETLINK, unix.SOCK_RAW, uint64(proto)}); got != want {
+				t.Errorf("nr %d netlink protocol %d: got %#x, want %#x", nr, proto, got, want)
+			}
+		}
+	}
+}
+
+// seccompErrno is the return value of a filter that fails the call with e.
+func seccompErrno(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+
 // evalBPF interprets the subset of classic BPF buildFilter emits.
-func evalBPF(t *testing.T, p []unix.SockFilter, arch, nr uint32, args [2]uint64) uint32 {
+func evalBPF(t *testing.T, p []unix.SockFilter, arch, nr uint32, args [3]uint64) uint32 {
 	t.Helper()
 	var a uint32
 	for pc := 0; pc < len(p); pc++ {
@@ -97,6 +154,8 @@ func evalBPF(t *testing.T, p []unix.SockFilter, arch, nr uint32, args [2]uint64)
 				a = uint32(args[0])
 			case offArg1:
 				a = uint32(args[1])
+			case offArg2:
+				a = uint32(args[2])
 			default:
 				t.Fatalf("load of offset %d", ins.K)
 			}

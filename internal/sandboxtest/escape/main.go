@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,6 +151,18 @@ func run(op string, args []string) string {
 	case "clone3":
 		_, _, errno := unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
 		return result("", errnoErr(errno))
+	case "socket", "socketpair": // socket FAMILY TYPE PROTO: create (never connect or bind) and close
+		return result("", socketOp(op, arg(0), arg(1), arg(2)))
+	case "ifaces": // interface names, read over NETLINK_ROUTE as getifaddrs does
+		ifs, err := net.Interfaces()
+		if err != nil {
+			return result("", err)
+		}
+		var names []string
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		return "OK " + strings.Join(names, ",")
 	case "alloc": // alloc MiB: touch that much memory
 		mib, _ := strconv.Atoi(arg(0))
 		var keep [][]byte
@@ -170,4 +183,54 @@ func errnoErr(e unix.Errno) error {
 		return nil
 	}
 	return e
+}
+
+// socketOp calls socket(2) or socketpair(2) and closes what it got: it
+// only asks whether the family may be created, it talks to nobody. The
+// type always carries SOCK_CLOEXEC, as a real program's would, so the
+// filter is seen to ignore the flag bits.
+func socketOp(op, family, typ, proto string) error {
+	// Names accepted; anything else must be a number, so a test can name
+	// any family or protocol (e.g. AF_XDP) without a new entry here.
+	socketFamilies := map[string]int{"unix": unix.AF_UNIX, "inet": unix.AF_INET, "inet6": unix.AF_INET6,
+		"netlink": unix.AF_NETLINK, "vsock": unix.AF_VSOCK, "packet": unix.AF_PACKET, "alg": unix.AF_ALG}
+	socketTypes := map[string]int{"stream": unix.SOCK_STREAM, "dgram": unix.SOCK_DGRAM, "raw": unix.SOCK_RAW,
+		"seqpacket": unix.SOCK_SEQPACKET}
+	socketProtos := map[string]int{"route": unix.NETLINK_ROUTE, "sock_diag": unix.NETLINK_SOCK_DIAG,
+		"kobject_uevent": unix.NETLINK_KOBJECT_UEVENT, "audit": unix.NETLINK_AUDIT, "generic": unix.NETLINK_GENERIC}
+	num := func(names map[string]int, s string) (int, error) {
+		if n, ok := names[s]; ok {
+			return n, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, fmt.Errorf("bad socket argument %q", s)
+		}
+		return n, nil
+	}
+	f, err := num(socketFamilies, family)
+	if err != nil {
+		return err
+	}
+	t, err := num(socketTypes, typ)
+	if err != nil {
+		return err
+	}
+	p, err := num(socketProtos, cmp.Or(proto, "0"))
+	if err != nil {
+		return err
+	}
+	if op == "socketpair" {
+		fds, err := unix.Socketpair(f, t|unix.SOCK_CLOEXEC, p)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	}
+	fd, err := unix.Socket(f, t|unix.SOCK_CLOEXEC, p)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
 }
