@@ -23,6 +23,13 @@ import (
 // directRunner is isolation none: the subject runs on the host, under our
 // reaper in its own session, as a child subreaper. What it can guarantee:
 //
+//   - never root: as root, the reaper switches to the Spec's unprivileged
+//     uid and gid (no supplementary groups, no capabilities) before it
+//     forks the subject, and a root supervisor that cannot switch
+//     (ErrCannotDropRoot) refuses to start; not as root, the subject is
+//     the caller, with its capabilities dropped;
+//   - no_new_privs, our seccomp filter and RLIMIT_CORE 0, all inherited
+//     from the reaper and checked from the host before the subject runs;
 //   - as root, a cgroup (memory/pids limits, and Kill empties it, so even
 //     a daemon that escaped the reaper dies);
 //   - otherwise the reaper, as subreaper, inherits every orphaned
@@ -32,7 +39,8 @@ import (
 // What it cannot: a descendant that another process adopts (e.g. via a
 // second subreaper it sets up itself) or that escapes while the reaper is
 // itself SIGKILLed survives without a cgroup; nothing is hidden from the
-// subject (no filesystem or network isolation, no seccomp, same uid).
+// subject beyond what its uid cannot reach (no filesystem or network
+// isolation).
 type directRunner struct {
 	cmd     *exec.Cmd
 	cg      cgroups.Manager   // nil when not root
@@ -45,6 +53,14 @@ type directRunner struct {
 
 func (sb *Sandbox) startDirect(c *cleanup) error {
 	s := &sb.spec
+	ids, err := directIDs(s)
+	if err != nil {
+		return err // before anything runs
+	}
+	args, err := directReaperArgs(s.Args, ids)
+	if err != nil {
+		return stepErr("seccomp", "", err)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return stepErr("direct", "executable", err)
@@ -61,9 +77,19 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	}
 	defer goW.Close()
 
-	cmd := exec.Command(exe, reaper.Args(reaper.ModeDirect, nil, s.Args)...)
+	cmd := exec.Command(exe, args...)
 	cmd.Args[0] = "termverify-sandbox-reaper"
+	// The working directory is the root opened once (hostpath.go), never
+	// its name again: the forked child, before exec, still has our
+	// descriptor table, so /proc/self/fd/N there is exactly that inode.
 	cmd.Dir, cmd.Env = s.Root, s.Env
+	if cmd.Env == nil {
+		// A nil Env would make os/exec add PWD=<Dir> to the subject's.
+		cmd.Env = []string{}
+	}
+	if sb.root != nil {
+		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(sb.root.file.Fd()))
+	}
 	if s.Stdin != nil {
 		cmd.Stdin = s.Stdin
 	}
@@ -94,26 +120,137 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		d.state = cmd.ProcessState
 	}()
 	c.add(func() error { _ = d.kill(nil); <-d.done; return nil })
-	sb.evidence.InitPID = cmd.Process.Pid
+	pid := cmd.Process.Pid
+	sb.evidence.InitPID = pid
 	sb.mark("reaper-started")
 
-	if os.Geteuid() == 0 {
-		if err := d.joinCgroup(sb.id, s.Limits, cmd.Process.Pid); err != nil {
-			return stepErr("cgroup", sb.id, err)
+	// The reaper confines itself (ids, capabilities, no_new_privs,
+	// seccomp), says "seccomp" and parks on the go pipe: what the subject
+	// will inherit is checked, the reaper placed in its cgroup, and only
+	// then is it released to fork the subject.
+	return sb.awaitSubject(func() error {
+		if err := sb.verifyDirect(pid, ids, d.done); err != nil {
+			return err
 		}
-		c.add(d.cg.Destroy)
-		d.cgPaths = maps.Clone(d.cg.GetPaths())
-		sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
-		sb.addMechanism("cgroup", true, "ok")
+		sb.mark("verified")
+		if os.Geteuid() == 0 {
+			if err := d.joinCgroup(sb.id, s.Limits, pid); err != nil {
+				return stepErr("cgroup", sb.id, err)
+			}
+			c.add(d.cg.Destroy)
+			d.cgPaths = maps.Clone(d.cg.GetPaths())
+			sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
+			sb.addMechanism("cgroup", true, "ok")
+		} else {
+			sb.addMechanism("cgroup", false, "not-root")
+		}
+		sb.applied.Filesystem = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
+		sb.applied.Network = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
+		if _, err := goW.Write([]byte{1}); err != nil {
+			return stepErr("release reaper", "", err)
+		}
+		sb.mark("released")
+		return nil
+	})
+}
+
+// directIDs is who the direct runner's subject runs as: nil (the caller,
+// no other uid is possible) when the supervisor is not root; as root, the
+// Spec's ids (withDefaults made them DefaultUID/DefaultGID), never 0, and
+// only when the supervisor can switch to them. Isolation none must never
+// mean "run the subject as root": a root without CAP_SETUID or CAP_SETGID
+// (a pod that dropped every capability) gets ErrCannotDropRoot, before
+// anything runs.
+func directIDs(s *Spec) (*reaper.IDs, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	if s.UID <= 0 || s.GID <= 0 {
+		return nil, stepErr("direct", "credentials", fmt.Errorf("%w: isolation none never runs the subject with uid or gid 0 (uid %d, gid %d)", ErrInvalidSpec, s.UID, s.GID))
+	}
+	st, err := procStatus(os.Getpid())
+	if err != nil {
+		return nil, stepErr("direct", "capabilities", err)
+	}
+	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
+	if err != nil {
+		return nil, stepErr("direct", "capabilities", fmt.Errorf("CapEff %q: %w", st["CapEff"], err))
+	}
+	const need = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID
+	if eff&need != need {
+		return nil, stepErr("direct", "capabilities", fmt.Errorf("%w (effective capabilities %s)", ErrCannotDropRoot, st["CapEff"]))
+	}
+	return &reaper.IDs{UID: s.UID, GID: s.GID}, nil
+}
+
+// noCaps is an empty capability set as /proc/<pid>/status shows it.
+const noCaps = "0000000000000000"
+
+// verifyDirect is verifyCredentials for the direct runner: it reads the
+// parked reaper's status from the host once it has confined itself and
+// before it is released to fork the subject, which inherits exactly
+// these. ids nil: the caller's own. done is closed once the reaper has
+// been reaped, after which its pid may name another process.
+func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, done <-chan struct{}) error {
+	st, err := procStatus(pid)
+	if err != nil {
+		return stepErr("verify", "credentials", err)
+	}
+	select {
+	case <-done:
+		return stepErr("verify", "credentials", fmt.Errorf("%w: the reaper ended while parked", ErrNotVerified))
+	default:
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	uidReason := "uid-" + strconv.Itoa(uid) + "-as-caller"
+	if ids != nil {
+		uid, gid = ids.UID, ids.GID
+		uidReason = "uid-" + strconv.Itoa(uid)
+	}
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"Uid", uid}, {"Gid", gid}} {
+		w := strconv.Itoa(k.want)
+		f := strings.Fields(st[k.key])
+		if len(f) != 4 || f[0] != w || f[1] != w || f[2] != w || f[3] != w {
+			return stepErr("verify", strings.ToLower(k.key), fmt.Errorf("%w: %s %q, want %s", ErrNotVerified, k.key, st[k.key], w))
+		}
+	}
+	if ids != nil && st["Groups"] != "" {
+		return stepErr("verify", "groups", fmt.Errorf("%w: supplementary groups %q", ErrNotVerified, st["Groups"]))
+	}
+	if sb.root != nil {
+		// The reaper re-entered its working directory by name as the new
+		// uid (to prove it can): it must still be the root we opened.
+		cwd, err := statID(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err != nil || cwd != sb.root.id {
+			return stepErr("verify", "workdir", fmt.Errorf("%w: working directory is not the mapped root %s (%v)", ErrNotVerified, sb.root.path, err))
+		}
+	}
+	sb.evidence.UID, sb.evidence.GID = uid, gid
+	sb.addMechanism("unprivileged-uid", true, uidReason)
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		if st[k] != noCaps {
+			return stepErr("verify", "capabilities", fmt.Errorf("%w: %s %s", ErrNotVerified, k, st[k]))
+		}
+	}
+	// The bounding set is emptied only with CAP_SETPCAP (not as a plain
+	// user); with no_new_privs no exec can raise a capability from it.
+	if st["CapBnd"] == noCaps {
+		sb.addMechanism("capabilities-dropped", true, "ok")
 	} else {
-		sb.addMechanism("cgroup", false, "not-root")
+		sb.addMechanism("capabilities-dropped", true, "bounding-set-kept")
 	}
-	sb.applied.Filesystem = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
-	sb.applied.Network = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
-	if _, err := goW.Write([]byte{1}); err != nil {
-		return stepErr("release reaper", "", err)
+	if st["NoNewPrivs"] != "1" {
+		return stepErr("verify", "no-new-privs", fmt.Errorf("%w: NoNewPrivs %q", ErrNotVerified, st["NoNewPrivs"]))
 	}
-	return sb.awaitSubject(nil)
+	sb.addMechanism("no-new-privs", true, "ok")
+	if st["Seccomp"] != "2" {
+		return stepErr("verify", "seccomp", fmt.Errorf("%w: seccomp mode %q", ErrNotVerified, st["Seccomp"]))
+	}
+	sb.addMechanism("seccomp", true, "filter")
+	return nil
 }
 
 // joinCgroup puts the parked reaper into a fresh cgroup (pids, memory,

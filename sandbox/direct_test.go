@@ -1,16 +1,30 @@
 package sandbox
 
 import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/reaper"
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // TestDirect covers isolation none: same surface, exact exits, the
 // whole tree killed, delivered tiers only.
 func TestDirect(t *testing.T) {
-	f := newFixture(t)
+	f := directFixture(t)
 	spec := func(args ...string) Spec {
 		s := f.spec(args...)
 		s.Isolation = IsolationNone
@@ -51,4 +65,301 @@ func TestDirect(t *testing.T) {
 			t.Errorf("survivors: %v", pids)
 		}
 	})
+}
+
+// directFixture is newFixture with the mapped root reachable by the
+// sandbox uid on the host: t.TempDir's parent is a 0700 root-owned
+// directory, which the direct runner (rightly) refuses to enter as 65534.
+func directFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	if err := os.Chmod(filepath.Dir(f.root), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// statusFields parses "Key:\tvalue" lines into whitespace-separated fields.
+func statusFields(s string) map[string][]string {
+	m := map[string][]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = strings.Fields(v)
+		}
+	}
+	return m
+}
+
+// TestDirectDropsRoot is the attack of issue 8 item 1 on isolation none:
+// as root, the direct runner used to run the subject as host root with no
+// namespaces, no seccomp and no no_new_privs. The subject must instead
+// see the sandbox uid with no groups and no capabilities, no_new_privs
+// and our seccomp filter, no core dumps, and a setuid-root binary must
+// not give it root back.
+func TestDirectDropsRoot(t *testing.T) {
+	f := directFixture(t)
+	f.withEscape(t)
+	suid := filepath.Join(f.root, "escape-suid")
+	b, err := os.ReadFile(filepath.Join(f.root, "escape"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(suid, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o4755); err != nil { // root-owned: we are root
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(f.root, "m"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// Should the mount ever succeed (the old code, as root), undo it.
+	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(f.root, "m"), unix.MNT_DETACH) })
+	u := strconv.Itoa(DefaultUID)
+	g := strconv.Itoa(DefaultGID)
+	zero := "0000000000000000"
+
+	t.Run("credentials", func(t *testing.T) {
+		script := `id -u; id -g; grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status; echo "Core: $(ulimit -c)"`
+		ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, "/bin/sh", "-c", script), 20*time.Second)
+		if ex.ShellStatus() != 0 {
+			t.Fatalf("exit %+v stderr %q", ex, stderr)
+		}
+		lines := strings.SplitN(out, "\n", 3)
+		if len(lines) != 3 || lines[0] != u || lines[1] != g {
+			t.Fatalf("id -u, id -g: %q, want %s and %s", out, u, g)
+		}
+		st := statusFields(lines[2])
+		want := map[string][]string{
+			"Uid": {u, u, u, u}, "Gid": {g, g, g, g}, "Groups": nil,
+			"NoNewPrivs": {"1"}, "Seccomp": {"2"}, "Core": {"0"},
+			"CapInh": {zero}, "CapPrm": {zero}, "CapEff": {zero}, "CapBnd": {zero}, "CapAmb": {zero},
+		}
+		for k, v := range want {
+			if got, ok := st[k]; !ok || strings.Join(got, " ") != strings.Join(v, " ") {
+				t.Errorf("%s: %q, want %q", k, got, v)
+			}
+		}
+		for _, name := range []string{"unprivileged-uid", "no-new-privs", "seccomp", "capabilities-dropped"} {
+			if m, ok := sb.Applied().Mechanism(name); !ok || !m.Applied {
+				t.Errorf("mechanism %s: %+v (present %v)", name, m, ok)
+			}
+		}
+		if ev := sb.Evidence(); ev.UID != DefaultUID || ev.GID != DefaultGID {
+			t.Errorf("evidence uid %d gid %d", ev.UID, ev.GID)
+		}
+	})
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		// Unprivileged user namespaces are allowed on the host for uid
+		// 65534: only the filter refuses this one.
+		{"unshare user namespace", []string{"./escape", "unshare", "user"}, "ERR EPERM"},
+		{"unshare mount namespace", []string{"./escape", "unshare", "mnt"}, "ERR EPERM"},
+		{"mount tmpfs", []string{"./escape", "mount", "m"}, "ERR EPERM"},
+		{"bpf", []string{"./escape", "bpf"}, "ERR EPERM"},
+		// The reaper is not dumpable although it has the subject's uid.
+		{"write the reaper's memory", []string{"/bin/sh", "-c", "exec ./escape openw /proc/$PPID/mem"}, "ERR EACCES"},
+		// no_new_privs: the setuid bit is ignored (the host /tmp is not nosuid).
+		{"setuid-root binary", []string{"./escape-suid", "euid"}, "OK euid=" + u},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, out, stderr, _ := runBox(t, f.isoSpec(IsolationNone, tc.args...), 20*time.Second)
+			if out != tc.want {
+				t.Errorf("%v: %q (exit %+v, stderr %q), want %q", tc.args, out, ex, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestDirectUnreachableRoot: a working directory the sandbox uid cannot
+// enter (root-owned 0700) is a start error naming it, never a subject
+// that runs as root there, or as 65534 somewhere else.
+func TestDirectUnreachableRoot(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		name  string
+		setup func(t *testing.T) string // returns the root
+	}{
+		{"root dir 0700", func(t *testing.T) string {
+			d := filepath.Join(t.TempDir(), "private")
+			if err := os.Mkdir(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+		{"parent dir 0700", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "private")
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			d := filepath.Join(p, "open")
+			if err := os.Mkdir(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tc.setup(t)
+			spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "touch ran")
+			spec.Root = root
+			sb, err := Start(context.Background(), spec)
+			if sb != nil && err == nil {
+				_, _ = sb.Wait()
+			}
+			if derr := sb.Destroy(); derr != nil {
+				t.Errorf("destroy: %v", derr)
+			}
+			if _, serr := os.Stat(filepath.Join(root, "ran")); serr == nil {
+				t.Errorf("the subject ran in %s", root)
+			}
+			var se *StepError
+			if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), root) {
+				t.Fatalf("start: %v, want a *StepError naming %s", err, root)
+			}
+			t.Logf("refused: %v", err)
+		})
+	}
+}
+
+// noCapsEnv marks the re-executed test binary that runs as root without
+// CAP_SETUID and CAP_SETGID; its value is the file to write the outcome to.
+const noCapsEnv = "TVS_TEST_NOCAPS_RESULT"
+
+// TestDirectRootWithoutSetuid: a root supervisor that cannot switch uid (a
+// pod that dropped every capability) must refuse isolation none before
+// anything runs, not run the subject as root. The test binary re-executes
+// itself through setpriv(1) with CAP_SETUID and CAP_SETGID out of its
+// bounding and inheritable sets (so out of its effective set after exec).
+func TestDirectRootWithoutSetuid(t *testing.T) {
+	if out := os.Getenv(noCapsEnv); out != "" {
+		noCapsChild(t, out)
+		return
+	}
+	sandboxtest.RequireRoot(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skipf("setpriv (util-linux) not found: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join(t.TempDir(), "result")
+	cmd := exec.Command(setpriv, "--inh-caps=-setuid,-setgid", "--ambient-caps=-all", "--bounding-set=-setuid,-setgid",
+		exe, "-test.run=^TestDirectRootWithoutSetuid$", "-test.count=1")
+	cmd.Env = append(os.Environ(), noCapsEnv+"="+result)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(result)
+	if err != nil {
+		t.Fatalf("child wrote no result (%v):\n%s", err, out)
+	}
+	if !strings.HasPrefix(string(got), "refused: ") {
+		t.Fatalf("child: %s", got)
+	}
+	t.Logf("child %s", got)
+}
+
+// noCapsChild is the re-executed side of TestDirectRootWithoutSetuid.
+func noCapsChild(t *testing.T, resultFile string) {
+	result := func(s string) {
+		if err := os.WriteFile(resultFile, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := procStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
+	if err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) != 0 {
+		result(fmt.Sprintf("setup: euid %d CapEff %s", os.Geteuid(), st["CapEff"]))
+		return
+	}
+	f := directFixture(t)
+	marker := filepath.Join(f.root, "ran")
+	sb, err := Start(context.Background(), f.isoSpec(IsolationNone, "/bin/sh", "-c", "id -u > ran"))
+	if err == nil {
+		_, _ = sb.Wait()
+	}
+	_ = sb.Destroy()
+	if b, serr := os.ReadFile(marker); serr == nil {
+		result(fmt.Sprintf("the subject ran as uid %s (start error %v)", strings.TrimSpace(string(b)), err))
+		return
+	}
+	if !errors.Is(err, ErrCannotDropRoot) {
+		result(fmt.Sprintf("start: %v, want ErrCannotDropRoot", err))
+		return
+	}
+	var se *StepError
+	if !errors.As(err, &se) {
+		result(fmt.Sprintf("start: %v is not a *StepError", err))
+		return
+	}
+	result("refused: " + err.Error())
+}
+
+// TestDirectVerifyRefuses: the host-side check of the parked reaper fails
+// the start for each confinement a process lacks. The processes are made
+// by setpriv(1) with less than the reaper does; each reports ready once
+// its credentials are in place.
+func TestDirectVerifyRefuses(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skipf("setpriv (util-linux) not found: %v", err)
+	}
+	drop := []string{"--reuid=65534", "--regid=65534", "--clear-groups"}
+	with := func(opt string) []string { return append(slices.Clip(drop), opt) }
+	cases := []struct {
+		name string
+		args []string // setpriv options; nil: no setpriv, plain root
+		step string   // the StepError's Object
+	}{
+		{"still root", nil, "uid"},
+		{"other uid", []string{"--reuid=65533", "--regid=65534", "--clear-groups"}, "uid"},
+		{"other gid", []string{"--reuid=65534", "--regid=65533", "--clear-groups"}, "gid"},
+		{"supplementary groups kept", []string{"--reuid=65534", "--regid=65534", "--groups=0"}, "groups"},
+		{"inheritable capability kept", with("--inh-caps=+chown"), "capabilities"},
+		{"no no_new_privs", drop, "no-new-privs"},
+		{"no seccomp", with("--no-new-privs"), "seccomp"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			argv := []string{"/bin/sh", "-c", "echo ready; exec sleep 10"}
+			if tc.args != nil {
+				argv = append(append([]string{setpriv}, tc.args...), argv...)
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+				t.Fatalf("%v: %q %v", argv, line, err)
+			}
+			sb := &Sandbox{}
+			err = sb.verifyDirect(cmd.Process.Pid, &reaper.IDs{UID: DefaultUID, GID: DefaultGID}, done)
+			var se *StepError
+			if !errors.Is(err, ErrNotVerified) || !errors.As(err, &se) || se.Object != tc.step {
+				t.Errorf("verify: %v, want ErrNotVerified at %s", err, tc.step)
+			}
+		})
+	}
 }

@@ -30,7 +30,18 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeSandbox, prog, subject), nil
+	return reaper.Args(reaper.ModeSandbox, prog, nil, subject), nil
+}
+
+// directReaperArgs is the argv (from argv[1]) of isolation none's reaper
+// running the subject argv: the same seccomp filter as a sandbox's, and
+// the ids it switches to before it parks (nil: it keeps the caller's).
+func directReaperArgs(subject []string, ids *reaper.IDs) ([]string, error) {
+	prog, err := buildFilter()
+	if err != nil {
+		return nil, err
+	}
+	return reaper.Args(reaper.ModeDirect, prog, ids, subject), nil
 }
 
 // reaperEvent is one parsed report line.

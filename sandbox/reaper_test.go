@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -93,7 +94,7 @@ func longPathDecoy(t *testing.T, root string) string {
 // PATH lookup of a bare name, the shells' 126/127, execvp's /bin/sh
 // fallback, the descriptors the subject inherits, and exits of its own.
 func TestReaperExec(t *testing.T) {
-	f := newFixture(t)
+	f := directFixture(t)
 	r := f.root
 	writeFile(t, filepath.Join(r, "bin/tvs-hello"), "#!/bin/sh\necho hello from PATH \"$@\"\n", 0o755)
 	// Earlier in PATH but not executable, or not a file: skipped.
@@ -195,7 +196,7 @@ func TestReaperExec(t *testing.T) {
 // (as PID 1 it gets them from the host, blocked and read from a signalfd)
 // and report the subject's own end.
 func TestReaperSignals(t *testing.T) {
-	f := newFixture(t)
+	f := directFixture(t)
 	cases := []struct {
 		name   string
 		script string
@@ -270,7 +271,7 @@ echo "adopted=$pp zombies=$z"
 // (PID 1, or the subreaper with isolation none) and are reaped as they end,
 // every one of them even when their ends coalesce into one SIGCHLD.
 func TestReaperOrphans(t *testing.T) {
-	f := newFixture(t)
+	f := directFixture(t)
 	for _, iso := range bothIsolations {
 		t.Run(string(iso), func(t *testing.T) {
 			ex, out, stderr, _ := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", orphanScript), 5*time.Second)
@@ -307,7 +308,7 @@ func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
 	liveR, liveW := pipes[0][0], pipes[0][1]
 	repR, repW := pipes[1][0], pipes[1][1]
 	goR, goW := pipes[2][0], pipes[2][1]
-	args := append([]string{"--ignore-signal=CHLD", exe}, reaper.Args(reaper.ModeDirect, nil, []string{"/bin/sh", "-c", "exit 3"})...)
+	args := append([]string{"--ignore-signal=CHLD", exe}, reaper.Args(reaper.ModeDirect, nil, nil, []string{"/bin/sh", "-c", "exit 3"})...)
 	cmd := exec.Command("env", args...)
 	cmd.Dir = f.root
 	cmd.ExtraFiles = []*os.File{liveR, repW, goR}
@@ -324,8 +325,9 @@ func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
 	}
 	report, _ := io.ReadAll(repR)
 	err = cmd.Wait()
-	if got := string(report); !strings.HasPrefix(got, "started ") || !strings.HasSuffix(got, "\nexited 3\n") {
-		t.Errorf("report %q, want started then exited 3", report)
+	// No filter given: only no_new_privs, and the mode says so.
+	if got := string(report); !strings.HasPrefix(got, "seccomp 0\nstarted ") || !strings.HasSuffix(got, "\nexited 3\n") {
+		t.Errorf("report %q, want seccomp 0, started, then exited 3", report)
 	}
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
 		t.Errorf("reaper: %v, want exit status 3", err)
@@ -336,7 +338,7 @@ func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
 // namespace of its own and can kill its reaper. Wait must then say the init
 // was lost and how it really died, not a KILL it made up.
 func TestReaperLost(t *testing.T) {
-	f := newFixture(t)
+	f := directFixture(t)
 	cases := []struct {
 		name, sig, want string
 	}{
@@ -379,4 +381,147 @@ func TestReaperLost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startPiped starts spec with a pipe as its stdin and another as its
+// stdout, closes the subject's ends in this process, and returns ours.
+// A timer kills the sandbox after 10 s: a bound for a test that fails,
+// never a condition of one that passes.
+func startPiped(t *testing.T, spec Spec) (sb *Sandbox, in *os.File, out *os.File) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	spec.Stdin, spec.Stdout = inR, outW
+	sb, err = Start(context.Background(), spec)
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() {
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	timer := time.AfterFunc(10*time.Second, func() { _ = sb.Kill() })
+	t.Cleanup(func() { timer.Stop() })
+	return sb, inW, outR
+}
+
+// TestReaperStdioOnlyInSubject (issue 8, "also found"): the subject's
+// stdio pipe ends must exist only in the subject. A reaper that kept its
+// own copies made a write after the subject closed its stdin succeed (an
+// input recorded that the subject could never read) and hid the subject
+// closing its stdout until the whole sandbox ended.
+func TestReaperStdioOnlyInSubject(t *testing.T) {
+	f := directFixture(t)
+	for _, iso := range bothIsolations {
+		t.Run(string(iso)+"/stdin closed by the subject: our write fails with EPIPE", func(t *testing.T) {
+			sb, in, out := startPiped(t, f.isoSpec(iso, "/bin/sh", "-c", "exec 0<&-; echo closed; exec sleep 10"))
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if line != "closed\n" {
+				t.Fatalf("subject said %q (%v), want closed", line, err)
+			}
+			// Go returns EPIPE from writes to descriptors other than 1
+			// and 2 instead of dying of SIGPIPE.
+			if _, err := in.Write([]byte("late input\n")); !errors.Is(err, unix.EPIPE) {
+				t.Errorf("write after the subject closed its stdin: %v, want EPIPE", err)
+			}
+			_ = sb.Kill()
+			_, _ = sb.Wait()
+		})
+		t.Run(string(iso)+"/stdout closed by the subject: we read EOF while it runs", func(t *testing.T) {
+			sb, in, out := startPiped(t, f.isoSpec(iso, "/bin/sh", "-c", "exec 1>&-; read x; exit 7"))
+			if b, err := io.ReadAll(out); err != nil || len(b) != 0 {
+				t.Fatalf("read %q %v, want EOF", b, err)
+			}
+			// EOF came while the subject still waits for this line: it
+			// exits 7 on its own, where a late EOF means the timer killed it.
+			_, _ = in.Write([]byte("go\n"))
+			ex, err := sb.Wait()
+			if err != nil || ex.Code != 7 || ex.Killed {
+				t.Errorf("exit %+v %v, want code 7: EOF came only when the sandbox ended", ex, err)
+			}
+		})
+	}
+}
+
+// openPty returns a new pseudo-terminal's master and slave, neither our
+// controlling terminal.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	master = os.NewFile(uintptr(m), "ptmx")
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock pty: %v", err)
+	}
+	s, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(m), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errno != 0 {
+		t.Skipf("TIOCGPTPEER: %v", errno)
+	}
+	return master, os.NewFile(s, "pts")
+}
+
+// groupsScript prints the subject shell's pid, process group and the
+// terminal's foreground group (fields 1, 5 and 8 of /proc/self/stat; the
+// shell's comm, "sh", has no spaces).
+const groupsScript = `read -r pid comm state ppid pgrp sid tty tpgid rest </proc/self/stat; echo "pid=$pid pgrp=$pgrp tpgid=$tpgid"`
+
+// TestReaperTerminalForeground: in a sandbox whose stdin is a terminal,
+// the subject is the terminal's foreground process group (so the
+// terminal's ^C, ^Z and reads reach it, as in a shell's job); with pipes
+// nothing changes and it stays in the reaper's group.
+func TestReaperTerminalForeground(t *testing.T) {
+	f := newFixture(t)
+	t.Run("pty", func(t *testing.T) {
+		master, slave := openPty(t)
+		spec := f.isoSpec(IsolationOS, "/bin/sh", "-c", groupsScript)
+		spec.Stdin, spec.Stdout, spec.Stderr = slave, slave, slave
+		sb, err := Start(context.Background(), spec)
+		slave.Close()
+		t.Cleanup(func() {
+			if err := sb.Destroy(); err != nil {
+				t.Errorf("destroy: %v", err)
+			}
+		})
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
+		timer := time.AfterFunc(10*time.Second, func() { _ = sb.Kill() })
+		defer timer.Stop()
+		// The master reads EIO once the last slave descriptor is closed.
+		b, _ := io.ReadAll(master)
+		ex, err := sb.Wait()
+		if err != nil || ex.Code != 0 {
+			t.Fatalf("exit %+v %v, output %q", ex, err, b)
+		}
+		var pid, pgrp, tpgid int
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "pid=%d pgrp=%d tpgid=%d", &pid, &pgrp, &tpgid); err != nil {
+			t.Fatalf("output %q: %v", b, err)
+		}
+		if pgrp != pid || tpgid != pid {
+			t.Errorf("pid %d pgrp %d foreground %d: the subject is not the terminal's foreground group", pid, pgrp, tpgid)
+		}
+	})
+	t.Run("pipes", func(t *testing.T) {
+		_, out, stderr, _ := runBox(t, f.isoSpec(IsolationOS, "/bin/sh", "-c", groupsScript), 10*time.Second)
+		var pid, pgrp, tpgid int
+		if _, err := fmt.Sscanf(out, "pid=%d pgrp=%d tpgid=%d", &pid, &pgrp, &tpgid); err != nil {
+			t.Fatalf("output %q (stderr %q): %v", out, stderr, err)
+		}
+		if pid == 1 || pgrp != 1 || tpgid != -1 {
+			t.Errorf("pid %d pgrp %d foreground %d, want the subject in the reaper's group (1) without a terminal", pid, pgrp, tpgid)
+		}
+	})
 }

@@ -53,6 +53,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	// Isolation none runs the subject as 65534 on the host: it must be
+	// able to traverse to the mapped root (which buildSubjects leaves
+	// readable), not list or write the test's directory.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	env.root, env.stateDir = filepath.Join(dir, "root"), filepath.Join(dir, "state")
 	env.buildErr = buildSubjects(env.root)
 	base := runtime.NumGoroutine()

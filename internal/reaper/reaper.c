@@ -7,7 +7,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -16,11 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "reaper.h"
@@ -55,8 +60,9 @@ static int hexval(char c)
 // install_filter decodes the program the supervisor built (8 bytes per
 // instruction, little-endian struct sock_filter, lower-case hex) and
 // installs it on this process; the subject inherits it across fork and
-// execve. The caller has no_new_privs set by libcontainer; we set it again
-// so the call cannot fail for want of it.
+// execve. In a sandbox libcontainer has set no_new_privs already; we set it
+// again so the call cannot fail for want of it (and, direct, because no
+// one else does).
 static int install_filter(const char *hex)
 {
 	size_t n = strlen(hex);
@@ -185,6 +191,138 @@ static void kill_descendants(void)
 	}
 }
 
+// parse_ids reads "UID:GID" (decimal, both non-zero: the subject is never
+// switched to root).
+static int parse_ids(const char *s, uid_t *uid, gid_t *gid)
+{
+	char *end;
+	errno = 0;
+	unsigned long u = strtoul(s, &end, 10);
+	if (errno || end == s || *end != ':' || u == 0 || u >= (unsigned long)(uid_t)-1)
+		return -1;
+	const char *g = end + 1;
+	unsigned long v = strtoul(g, &end, 10);
+	if (errno || end == g || *end != 0 || v == 0 || v >= (unsigned long)(gid_t)-1)
+		return -1;
+	*uid = (uid_t)u;
+	*gid = (gid_t)v;
+	return 0;
+}
+
+// confine_direct is isolation none's confinement of this process, which
+// the subject inherits across fork and execve: no core dumps, the
+// unprivileged ids (ids "UID:GID", as root; "-" keeps the caller's),
+// no capabilities, no_new_privs and the seccomp filter (filter "-": none,
+// only no_new_privs; the supervisor refuses a start without Seccomp 2).
+//
+// The ids are switched here, in the reaper, before it parks on FDGo and
+// so before the supervisor moves it into its cgroup (root may move a
+// process of any uid), rather than in the subject's child only:
+//   - the supervisor verifies the parked reaper's /proc status (ids,
+//     groups, capabilities, NoNewPrivs, Seccomp) before it releases it,
+//     so nothing of the subject runs until what it will inherit is checked;
+//   - nothing running as root is left beside hostile code: the subject
+//     can kill its reaper (it could as the same uid before, and that is
+//     reported as InitLost; the cgroup and the supervisor's Kill still end
+//     the tree), but there is no root process of ours for it to attack;
+//   - the reaper still kills the whole tree: every descendant has the same
+//     uid (no_new_privs: no setuid or file-capability exec can change it),
+//     and an unprivileged process may SIGKILL processes of its own uid.
+static int confine_direct(const char *ids, const char *filter)
+{
+	// A core file would be written as the subject into its working
+	// directory, or handed to a core_pattern helper that runs as root.
+	struct rlimit core = {0, 0};
+	if (setrlimit(RLIMIT_CORE, &core) != 0) {
+		say(TVS_REPORT_ERROR " rlimit core: %s", strerror(errno));
+		return -1;
+	}
+	int drop = strcmp(ids, "-") != 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	char cwd[PATH_MAX];
+	struct stat before;
+	if (drop) {
+		if (parse_ids(ids, &uid, &gid) != 0) {
+			say(TVS_REPORT_ERROR " ids: %s is not UID:GID, both non-zero", ids);
+			return -1;
+		}
+		if (!getcwd(cwd, sizeof cwd) || stat(".", &before) != 0) {
+			say(TVS_REPORT_ERROR " workdir: %s", strerror(errno));
+			return -1;
+		}
+	}
+	// The bounding set first, while we may still have CAP_SETPCAP: no
+	// exec can give a capability back (no_new_privs already forbids it;
+	// this is the second lock). Without CAP_SETPCAP (EPERM), or past the
+	// last capability (EINVAL), we stop; the supervisor records the set.
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0)
+			break;
+	if (drop) {
+		// Groups, then gid, then uid: each step needs what the next drops.
+		if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
+			say(TVS_REPORT_ERROR " drop to uid %u gid %u: %s", (unsigned)uid, (unsigned)gid, strerror(errno));
+			return -1;
+		}
+		// The id change set dumpable to fs.suid_dumpable, which may be 1.
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	}
+	// setresuid from root clears the permitted, effective and ambient sets
+	// but not the inheritable one; an unprivileged caller may hold any of
+	// them (file capabilities). Lowering them needs no privilege.
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capset, &hdr, data) != 0) {
+		say(TVS_REPORT_ERROR " capset: %s", strerror(errno));
+		return -1;
+	}
+	if (drop) {
+		// Root entered the working directory (os/exec's chdir); the new
+		// uid must be able to, by its whole path, or the subject would
+		// run in a directory it cannot use under the name it is given.
+		// It must also still be the same directory.
+		struct stat after;
+		if (chdir(cwd) != 0) {
+			say(TVS_REPORT_ERROR " workdir %s: uid %u gid %u cannot enter it: %s", cwd, (unsigned)uid,
+			    (unsigned)gid, strerror(errno));
+			return -1;
+		}
+		if (stat(".", &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+			say(TVS_REPORT_ERROR " workdir %s: replaced while the reaper started", cwd);
+			return -1;
+		}
+	}
+	if (strcmp(filter, "-") == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+			say(TVS_REPORT_ERROR " prctl no_new_privs: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	return install_filter(filter);
+}
+
+// take_terminal makes the terminal on fd 0 our controlling terminal if it
+// is not yet (libcontainer's init made us a session leader without one)
+// and says whether it is now: only a controlling terminal has a foreground
+// process group to give the subject. One that is another session's stays
+// theirs (TIOCSCTTY fails with EPERM) and nothing changes.
+static int take_terminal(void)
+{
+	pid_t sid = getsid(0);
+	if (tcgetsid(0) == sid)
+		return 1;
+	if (ioctl(0, TIOCSCTTY, 0) != 0)
+		return 0;
+	return tcgetsid(0) == sid;
+}
+
+// What the child reports on its error pipe before _exit.
+enum { CHILD_EXEC, CHILD_TERMINAL };
+
 // The signals passed on to the subject. SIGCHLD drives reaping; SIGPIPE
 // and the terminal stop signals are about our own I/O.
 static const int forwarded[] = {
@@ -201,13 +339,15 @@ static int reaper(int argc, char **argv, char **envp)
 		return 0;
 	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
 	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
-	if ((!sandboxed && !direct) || argc < 6 || strcmp(argv[4], "--") != 0)
+	if ((!sandboxed && !direct) || argc < 7 || strcmp(argv[5], "--") != 0)
 		return 2;
 	const char *filter = argv[3];
-	char **sargv = argv + 5;
+	const char *ids = argv[4];
+	char **sargv = argv + 6;
 
 	// The subject runs as our uid: without this it could ptrace us or
 	// open /proc/1/mem (seccomp also denies ptrace; this is the second lock).
+	// confine_direct sets it again after a uid change, which resets it.
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	// A report write after the supervisor died must fail with EPIPE, not
 	// kill us before liveness does; the subject gets the disposition back.
@@ -229,6 +369,13 @@ static int reaper(int argc, char **argv, char **envp)
 			say(TVS_REPORT_ERROR " subreaper: %s", strerror(errno));
 			return 125;
 		}
+		if (confine_direct(ids, filter) != 0)
+			return 125;
+		// The supervisor checks our /proc status on this report, then
+		// places us in the cgroup and releases us.
+		char m[256];
+		seccomp_mode(m, sizeof m);
+		say(TVS_REPORT_SECCOMP " %s", m);
 		char b;
 		ssize_t r;
 		while ((r = read(TVS_FD_GO, &b, 1)) < 0 && errno == EINTR)
@@ -260,6 +407,12 @@ static int reaper(int argc, char **argv, char **envp)
 		return 125;
 	}
 
+	// A terminal on fd 0 (a sandbox's pty): the subject gets its own
+	// process group and becomes the terminal's foreground group, so the
+	// terminal's ^C, ^Z and reads reach it as they reach a shell's job.
+	// Pipes (and, direct, the caller's terminal) change nothing.
+	int tty = sandboxed && isatty(0) && take_terminal();
+
 	char buf[PATH_MAX];
 	const char *path = lookpath(sargv[0], buf, sizeof buf);
 	if (!path) {
@@ -279,6 +432,22 @@ static int reaper(int argc, char **argv, char **envp)
 	if (pid == 0) {
 		// Only async-signal-safe calls from here on: no malloc, no stdio.
 		sigaction(SIGPIPE, &pipe_old, NULL);
+		if (tty) {
+			// Done here, before execve, so the subject's first read finds
+			// the terminal its own. tcsetpgrp from what is now a background
+			// group raises SIGTTOU unless it is blocked: block it until the
+			// old mask comes back below.
+			sigset_t ttou;
+			sigemptyset(&ttou);
+			sigaddset(&ttou, SIGTTOU);
+			sigprocmask(SIG_BLOCK, &ttou, NULL);
+			if (setpgid(0, 0) != 0 || tcsetpgrp(0, getpid()) != 0) {
+				int msg[2] = {CHILD_TERMINAL, errno};
+				while (write(errpipe[1], msg, sizeof msg) < 0 && errno == EINTR)
+					;
+				_exit(125);
+			}
+		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execve(path, sargv, envp);
 		int e = errno;
@@ -292,20 +461,41 @@ static int reaper(int argc, char **argv, char **envp)
 			execve("/bin/sh", sh, envp);
 			e = errno;
 		}
-		while (write(errpipe[1], &e, sizeof e) < 0 && errno == EINTR)
+		int msg[2] = {CHILD_EXEC, e};
+		while (write(errpipe[1], msg, sizeof msg) < 0 && errno == EINTR)
 			;
 		_exit(127);
 	}
+	// The subject's stdio must exist only in the subject: our copies would
+	// keep its stdin readable after it closed it (a late write succeeds
+	// instead of EPIPE) and hide its closing stdout or stderr until we
+	// exit. We never read or write 0, 1 or 2 ourselves (reports go to
+	// FDReport), so they become /dev/null, keeping the numbers taken.
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fd == null)
+			continue;
+		if (null < 0 || dup2(null, fd) < 0)
+			close(fd);
+	}
+	if (null > 2)
+		close(null);
+
 	close(errpipe[1]);
-	int e;
+	int msg[2];
 	ssize_t r;
-	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
+	while ((r = read(errpipe[0], msg, sizeof msg)) < 0 && errno == EINTR)
 		;
 	close(errpipe[0]);
-	if (r == sizeof e) {
+	if (r == sizeof msg) {
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
+		if (msg[0] == CHILD_TERMINAL) {
+			say(TVS_REPORT_ERROR " terminal: make the subject the foreground group: %s", strerror(msg[1]));
+			return 125;
+		}
+		int e = msg[1];
 		int code = (e == ENOENT || e == ENOTDIR) ? 127 : 126;
 		say(TVS_REPORT_EXEC_ERR " %d %s: %s", code, sargv[0], strerror(e));
 		return code;

@@ -13,10 +13,20 @@
 // forwarded signal and SIGCHLD read from a signalfd, no runtime threads or
 // preemption signals.
 //
-// Invocation: argv = [any, Arg, mode, filter, "--", subject argv...]
+// Invocation: argv = [any, Arg, mode, filter, ids, "--", subject argv...]
 // (noop: [any, Arg, ModeNoop]). filter is the seccomp program as lower-case
-// hex of little-endian struct sock_filter, installed before the fork in
-// ModeSandbox ("-" otherwise). Descriptors: FDLiveness (read end; EOF means
+// hex of little-endian struct sock_filter, installed before the fork ("-":
+// none; required in ModeSandbox). ids is "UID:GID" (both non-zero) for a
+// direct reaper started as root to switch to, "-" otherwise. In
+// ModeDirect the reaper confines itself before it parks on FDGo: RLIMIT_CORE
+// 0, the ids with no supplementary groups, every capability set emptied
+// (the bounding set when it may), no_new_privs, the filter; the subject
+// inherits all of it. Then it reports "seccomp", so the supervisor can
+// check its /proc status before it releases it. In ModeSandbox, when fd 0
+// is a terminal, the subject is made the terminal's foreground process
+// group. Either way the reaper's own stdio become /dev/null once the
+// subject is forked: its pipe ends exist only in the subject.
+// Descriptors: FDLiveness (read end; EOF means
 // the supervisor is gone: exit, killing the namespace or, direct, every
 // descendant), FDReport (one line per event, see the Report* words),
 // FDGo (direct only: one byte once the supervisor placed us in a cgroup).
@@ -33,6 +43,7 @@ import "C"
 
 import (
 	"encoding/hex"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,14 +75,23 @@ const (
 	ReportError    = "error"    // "error <message>": the reaper could not set up
 )
 
+// IDs are the unprivileged user and group a direct reaper started as root
+// switches to (and the subject with it). Neither may be 0.
+type IDs struct{ UID, GID int }
+
 // Args is the argv (from argv[1]) that runs the subject argv under a
-// reaper in mode, with the seccomp program filter (nil: none).
-func Args(mode string, filter []unix.SockFilter, subject []string) []string {
+// reaper in mode, with the seccomp program filter (nil: none) and, in
+// ModeDirect as root, the ids to switch to (nil: keep the caller's).
+func Args(mode string, filter []unix.SockFilter, ids *IDs, subject []string) []string {
 	f := "-"
 	if len(filter) > 0 {
 		f = EncodeFilter(filter)
 	}
-	return append([]string{Arg, mode, f, "--"}, subject...)
+	i := "-"
+	if ids != nil {
+		i = strconv.Itoa(ids.UID) + ":" + strconv.Itoa(ids.GID)
+	}
+	return append([]string{Arg, mode, f, i, "--"}, subject...)
 }
 
 // EncodeFilter is the hex form of a seccomp program that the reaper reads.

@@ -24,7 +24,16 @@ func TestEncodeFilter(t *testing.T) {
 	if got, want := EncodeFilter(prog), "200001023e0000c0"+"060000000000ff7f"; got != want {
 		t.Errorf("EncodeFilter = %s, want %s", got, want)
 	}
-	if got := Args(ModeDirect, nil, []string{"x"}); !slices.Equal(got, []string{Arg, ModeDirect, "-", "--", "x"}) {
-		t.Errorf("Args = %q", got)
+	cases := []struct {
+		ids  *IDs
+		want []string
+	}{
+		{nil, []string{Arg, ModeDirect, "-", "-", "--", "x"}},
+		{&IDs{UID: 65534, GID: 65533}, []string{Arg, ModeDirect, "-", "65534:65533", "--", "x"}},
+	}
+	for _, tc := range cases {
+		if got := Args(ModeDirect, nil, tc.ids, []string{"x"}); !slices.Equal(got, tc.want) {
+			t.Errorf("Args(%+v) = %q, want %q", tc.ids, got, tc.want)
+		}
 	}
 }
