@@ -164,7 +164,7 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	sb.applied.Network = TierCheck{Tier: receipts.OS, Reason: netReason}
 
 	sb.verifyCgroups(pid, rootless)
-	return nil
+	return sb.enforceLimits()
 }
 
 // verifyCredentials reads the reaper's credentials and seccomp mode from
@@ -259,6 +259,20 @@ func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
 		cpu = int64(s.Limits.CPUs*100000 + 0.999999)
 	}
 	check("cgroup-cpu", "cpu", "cpu.cfs_quota_us", cpu)
+}
+
+// enforceLimits fails the start when Limits.Enforce is set and a limit
+// that was asked for is not verified in force.
+func (sb *Sandbox) enforceLimits() error {
+	if !sb.spec.Limits.Enforce {
+		return nil
+	}
+	for _, m := range sb.applied.Mechanisms {
+		if strings.HasPrefix(m.Name, "cgroup-") && !m.Applied && m.Reason != "not-requested" {
+			return stepErr("limits", m.Name, fmt.Errorf("%w: %s: %s (drop --limits enforce to run without it, or run where the cgroup can be made)", ErrLimitNotEnforced, m.Name, m.Reason))
+		}
+	}
+	return nil
 }
 
 // collectStats reads the memory cgroup's peak and OOM-kill count; called

@@ -64,10 +64,7 @@ func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroup
 		Networks:      []*configs.Network{{Type: "loopback"}},
 		MaskPaths:     maskedPaths,
 		ReadonlyPaths: readonlyPaths,
-		Rlimits: []configs.Rlimit{
-			// An abort() must not drop a core file into the mapped root.
-			{Type: unix.RLIMIT_CORE, Hard: 0, Soft: 0},
-		},
+		Rlimits:       rlimits(s.Limits),
 		// Our own key ring is not shared; keyctl is denied by seccomp anyway.
 		NoNewKeyring: false,
 		Version:      "1.2.0",
@@ -90,6 +87,20 @@ func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroup
 		}
 	}
 	return cfg
+}
+
+// rlimits are the sandbox's resource limits that need no cgroup: they
+// hold wherever the sandbox runs, rootless and in containers included.
+func rlimits(l Limits) []configs.Rlimit {
+	rl := []configs.Rlimit{
+		// An abort() must not drop a core file into the mapped root.
+		{Type: unix.RLIMIT_CORE, Hard: 0, Soft: 0},
+	}
+	if l.FileBytes > 0 {
+		n := uint64(l.FileBytes)
+		rl = append(rl, configs.Rlimit{Type: unix.RLIMIT_FSIZE, Hard: n, Soft: n})
+	}
+	return rl
 }
 
 func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {

@@ -57,7 +57,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if err != nil {
 		return err // before anything runs
 	}
-	args, err := directReaperArgs(s.Args, ids)
+	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes)
 	if err != nil {
 		return stepErr("seccomp", "", err)
 	}
@@ -143,6 +143,19 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			sb.addMechanism("cgroup", true, "ok")
 		} else {
 			sb.addMechanism("cgroup", false, "not-root")
+			if l := s.Limits; l.Enforce && (l.MemoryBytes > 0 || l.Pids > 0 || l.CPUs > 0) {
+				return stepErr("limits", "cgroup", fmt.Errorf("%w: cgroup: not-root (isolation none makes a cgroup only as root; drop --limits enforce to run without one)", ErrLimitNotEnforced))
+			}
+		}
+		// The per-file size limit (the reaper set it on itself before
+		// it dropped its ids) is checked like the credentials.
+		// /proc/<pid>/limits, not prlimit(2): reading another uid's limits
+		// through prlimit needs CAP_SYS_RESOURCE, which a root supervisor in
+		// a container often lacks.
+		if n := s.Limits.FileBytes; n > 0 {
+			if cur, max, err := procLimit(pid, "Max file size"); err != nil || cur != n || max != n {
+				return stepErr("verify", "RLIMIT_FSIZE", fmt.Errorf("%w: file size limit %d/%d, want %d (%v)", ErrNotVerified, cur, max, n, err))
+			}
 		}
 		sb.applied.Filesystem = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
 		sb.applied.Network = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
@@ -346,4 +359,35 @@ func (d *directRunner) wait() (*os.ProcessState, error) {
 		return d.state, fmt.Errorf("wait reaper: %w", d.waitErr)
 	}
 	return d.state, nil
+}
+
+// procLimit reads one limit (soft, hard) from /proc/<pid>/limits, where
+// each line is the name, the soft and hard values ("unlimited" is -1) and
+// the unit.
+func procLimit(pid int, name string) (soft, hard int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			break
+		}
+		val := func(s string) (int64, error) {
+			if s == "unlimited" {
+				return -1, nil
+			}
+			return strconv.ParseInt(s, 10, 64)
+		}
+		if soft, err = val(f[0]); err == nil {
+			hard, err = val(f[1])
+		}
+		return soft, hard, err
+	}
+	return 0, 0, fmt.Errorf("no %q in /proc/%d/limits", name, pid)
 }

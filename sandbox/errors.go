@@ -28,6 +28,9 @@ var (
 	// to an unprivileged uid (no CAP_SETUID or CAP_SETGID), so it refuses
 	// rather than run the subject as root.
 	ErrCannotDropRoot = errors.New("isolation none needs CAP_SETUID and CAP_SETGID to drop root; run with them, or not as root")
+	// ErrLimitNotEnforced: Limits.Enforce is set and a requested limit
+	// could not be applied and verified; the subject was not started.
+	ErrLimitNotEnforced = errors.New("resource limit not enforced")
 	// ErrUnsupportedArch: no seccomp filter is built for this architecture.
 	ErrUnsupportedArch = errors.New("seccomp filter not available for this architecture")
 )

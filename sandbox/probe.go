@@ -67,6 +67,12 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 		res.Mechanisms = append(res.Mechanisms, p)
 	}
 
+	together := MechanismProbe{Name: "namespaces", OK: true, Detail: "ok"}
+	if err := NamespaceTrial(); err != nil {
+		together.OK, together.Detail = false, errnoWord(err)
+	}
+	res.Mechanisms = append(res.Mechanisms, together)
+
 	trial, trialErr := trialSandbox(ctx, stateDir, true)
 	allowErr := trialErr
 	if errors.Is(trialErr, netpolicy.ErrNeedPrivilege) {
@@ -135,6 +141,25 @@ func firstFailure(ns map[string]MechanismProbe, trialErr error, names ...string)
 		return errnoWord(trialErr)
 	}
 	return "not verified"
+}
+
+// sandboxNamespaces are the namespaces every os-tier sandbox is made of
+// (a user namespace is added when rootless).
+const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+
+// NamespaceTrial clones one short-lived child into every namespace a
+// sandbox needs at once (plus a user namespace when not root) and reports
+// whether the kernel and our privileges allow that. It is the only
+// evidence on which `run --isolation auto` may fall back to isolation
+// none: libcontainer's start errors are untyped, and a start that failed
+// after anything was set up (a mount, a verification) is never a reason
+// to run with less. probe reports the same trial as "namespaces".
+// The error wraps ErrNoNamespace.
+func NamespaceTrial() error {
+	if err := tryClone(sandboxNamespaces, os.Geteuid() != 0); err != nil {
+		return fmt.Errorf("%w: clone into mount, pid, network, ipc and uts namespaces: %w", ErrNoNamespace, err)
+	}
+	return nil
 }
 
 // tryClone starts our own binary in reaper noop mode inside a new

@@ -30,18 +30,19 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeSandbox, prog, nil, subject), nil
+	return reaper.Args(reaper.ModeSandbox, prog, nil, 0, subject), nil
 }
 
 // directReaperArgs is the argv (from argv[1]) of isolation none's reaper
 // running the subject argv: the same seccomp filter as a sandbox's, and
 // the ids it switches to before it parks (nil: it keeps the caller's).
-func directReaperArgs(subject []string, ids *reaper.IDs) ([]string, error) {
+// fileBytes is the RLIMIT_FSIZE it sets on itself first (0: none).
+func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64) ([]string, error) {
 	prog, err := buildFilter()
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeDirect, prog, ids, subject), nil
+	return reaper.Args(reaper.ModeDirect, prog, ids, fileBytes, subject), nil
 }
 
 // reaperEvent is one parsed report line.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -65,7 +66,7 @@ func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, pin
 		}
 		rootSource = src
 	}
-	mounts = append(mounts, standardMounts(rootSource)...)
+	mounts = append(mounts, standardMounts(rootSource, s.Limits)...)
 	return mounts, held, nil
 }
 
@@ -203,12 +204,16 @@ func readlinkFd(h *hostDir) (string, error) {
 // mapped root at Workdir.
 // rootSource is the mount source of the mapped root (hostDir.source), ""
 // when none is mapped.
-func standardMounts(rootSource string) []*configs.Mount {
+func standardMounts(rootSource string, l Limits) []*configs.Mount {
+	tmp := "mode=1777"
+	if l.TmpBytes > 0 {
+		tmp += ",size=" + strconv.FormatInt(l.TmpBytes, 10)
+	}
 	ms := []*configs.Mount{
 		{Source: "proc", Destination: "/proc", Device: "proc", Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV},
 		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_STRICTATIME, Data: "mode=755,size=64k"},
 		{Source: "tmpfs", Destination: "/dev/shm", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV, Data: "mode=1777,size=65536k"},
-		{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=1777"},
+		{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: tmp},
 	}
 	if rootSource != "" {
 		ms = append(ms, bindMount(rootSource, Workdir, rwBind))

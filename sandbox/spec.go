@@ -31,16 +31,31 @@ const (
 	DefaultGID = 65534
 )
 
-// Limits are the cgroup limits of a sandbox. Zero means "no limit".
+// Limits are the resource limits of a sandbox. Zero means "no limit".
 type Limits struct {
 	MemoryBytes int64   // memory.limit_in_bytes (v1) / memory.max (v2); swap is capped to the same value
 	Pids        int64   // pids.max: every task (thread or process) in the sandbox counts, the init included
 	CPUs        float64 // CPU quota in cores (e.g. 0.5); 0 leaves CPU unlimited
+	// FileBytes is RLIMIT_FSIZE: no single file can be written beyond it
+	// (the writer gets SIGXFSZ, or EFBIG when it ignores that). It caps
+	// each file, not the total: the mapped root's total is bounded only by
+	// the filesystem the caller maps.
+	FileBytes int64
+	// TmpBytes is the size of the sandbox's private /tmp (a tmpfs, also
+	// charged to the memory cgroup where there is one).
+	TmpBytes int64
+	// Enforce makes every requested cgroup limit a condition of the start:
+	// a limit that cannot be applied and verified (rootless on cgroup v1,
+	// a read-only cgroupfs) fails Start with ErrLimitNotEnforced before
+	// the subject runs. Without it such a limit is reported as not
+	// applied (Applied.Mechanisms) and the sandbox runs without it.
+	Enforce bool
 }
 
-// DefaultLimits are the limits exec uses when no flag overrides them.
+// DefaultLimits are the limits exec and run use when no flag overrides
+// them: 1 GiB of memory, 512 tasks, files of at most 1 GiB, a 256 MiB /tmp.
 func DefaultLimits() Limits {
-	return Limits{MemoryBytes: 1 << 30, Pids: 512}
+	return Limits{MemoryBytes: 1 << 30, Pids: 512, FileBytes: 1 << 30, TmpBytes: 256 << 20}
 }
 
 // Spec describes one sandbox. It is plain data: build it, then Validate (or
@@ -118,13 +133,18 @@ func (s *Spec) hook(point, path string) {
 // DefaultPath is the PATH given to the subject when Env has none.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
-// DefaultStateDir is /run/termverify-sandbox for root, and a per-user
-// directory under XDG_RUNTIME_DIR or the temporary directory otherwise.
+// DefaultStateDir is /run/termverify-sandbox for root. For another user it
+// is $XDG_RUNTIME_DIR/termverify-sandbox when XDG_RUNTIME_DIR is set to an
+// absolute path (the user's own 0700 directory), else
+// termverify-sandbox-<euid> in the temporary directory: a predictable name
+// there, so Start and Sweep check it (and any StateDir) every time before
+// use — owned by the euid, writable by no one else, no symlink on its
+// path (statedir.go) — and refuse one another user made.
 func DefaultStateDir() string {
 	if os.Geteuid() == 0 {
 		return "/run/termverify-sandbox"
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
 		return filepath.Join(d, "termverify-sandbox")
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("termverify-sandbox-%d", os.Geteuid()))
@@ -193,7 +213,7 @@ func (s *Spec) Validate() error {
 		// An allow-list cannot be honestly delivered without a namespace.
 		return &SpecError{"Network", "an allow-list needs isolation os"}
 	}
-	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 {
+	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 || s.Limits.FileBytes < 0 || s.Limits.TmpBytes < 0 {
 		return &SpecError{"Limits", "negative limit"}
 	}
 	if s.Limits.MemoryBytes != 0 && s.Limits.MemoryBytes < 4<<20 {

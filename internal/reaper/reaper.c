@@ -228,7 +228,7 @@ static int parse_ids(const char *s, uid_t *uid, gid_t *gid)
 //   - the reaper still kills the whole tree: every descendant has the same
 //     uid (no_new_privs: no setuid or file-capability exec can change it),
 //     and an unprivileged process may SIGKILL processes of its own uid.
-static int confine_direct(const char *ids, const char *filter)
+static int confine_direct(const char *ids, const char *fsize, const char *filter)
 {
 	// A core file would be written as the subject into its working
 	// directory, or handed to a core_pattern helper that runs as root.
@@ -236,6 +236,19 @@ static int confine_direct(const char *ids, const char *filter)
 	if (setrlimit(RLIMIT_CORE, &core) != 0) {
 		say(TVS_REPORT_ERROR " rlimit core: %s", strerror(errno));
 		return -1;
+	}
+	// The per-file size limit, set while we may still lower our own hard
+	// limit for good; the supervisor could not set it on us once we are
+	// another uid (that needs CAP_SYS_RESOURCE).
+	if (strcmp(fsize, "-") != 0) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(fsize, &end, 10);
+		struct rlimit fl = {(rlim_t)n, (rlim_t)n};
+		if (errno != 0 || *end != '\0' || n == 0 || setrlimit(RLIMIT_FSIZE, &fl) != 0) {
+			say(TVS_REPORT_ERROR " rlimit fsize %s: %s", fsize, strerror(errno ? errno : EINVAL));
+			return -1;
+		}
 	}
 	int drop = strcmp(ids, "-") != 0;
 	uid_t uid = 0;
@@ -339,11 +352,12 @@ static int reaper(int argc, char **argv, char **envp)
 		return 0;
 	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
 	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
-	if ((!sandboxed && !direct) || argc < 7 || strcmp(argv[5], "--") != 0)
+	if ((!sandboxed && !direct) || argc < 8 || strcmp(argv[6], "--") != 0)
 		return 2;
 	const char *filter = argv[3];
 	const char *ids = argv[4];
-	char **sargv = argv + 6;
+	const char *fsize = argv[5];
+	char **sargv = argv + 7;
 
 	// The subject runs as our uid: without this it could ptrace us or
 	// open /proc/1/mem (seccomp also denies ptrace; this is the second lock).
@@ -369,7 +383,7 @@ static int reaper(int argc, char **argv, char **envp)
 			say(TVS_REPORT_ERROR " subreaper: %s", strerror(errno));
 			return 125;
 		}
-		if (confine_direct(ids, filter) != 0)
+		if (confine_direct(ids, fsize, filter) != 0)
 			return 125;
 		// The supervisor checks our /proc status on this report, then
 		// places us in the cgroup and releases us.

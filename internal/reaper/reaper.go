@@ -13,11 +13,12 @@
 // forwarded signal and SIGCHLD read from a signalfd, no runtime threads or
 // preemption signals.
 //
-// Invocation: argv = [any, Arg, mode, filter, ids, "--", subject argv...]
+// Invocation: argv = [any, Arg, mode, filter, ids, fsize, "--", subject argv...]
 // (noop: [any, Arg, ModeNoop]). filter is the seccomp program as lower-case
 // hex of little-endian struct sock_filter, installed before the fork ("-":
 // none; required in ModeSandbox). ids is "UID:GID" (both non-zero) for a
-// direct reaper started as root to switch to, "-" otherwise. In
+// direct reaper started as root to switch to, "-" otherwise; fsize the
+// RLIMIT_FSIZE in bytes a direct reaper sets before it drops ("-": none). In
 // ModeDirect the reaper confines itself before it parks on FDGo: RLIMIT_CORE
 // 0, the ids with no supplementary groups, every capability set emptied
 // (the bounding set when it may), no_new_privs, the filter; the subject
@@ -82,7 +83,12 @@ type IDs struct{ UID, GID int }
 // Args is the argv (from argv[1]) that runs the subject argv under a
 // reaper in mode, with the seccomp program filter (nil: none) and, in
 // ModeDirect as root, the ids to switch to (nil: keep the caller's).
-func Args(mode string, filter []unix.SockFilter, ids *IDs, subject []string) []string {
+//
+// fileBytes > 0 (ModeDirect) is the RLIMIT_FSIZE the reaper sets on itself
+// before it drops its ids, for the subject to inherit: a root supervisor
+// without CAP_SYS_RESOURCE cannot set it on a process of another uid
+// afterwards, and os/exec has no way to set it in the child.
+func Args(mode string, filter []unix.SockFilter, ids *IDs, fileBytes int64, subject []string) []string {
 	f := "-"
 	if len(filter) > 0 {
 		f = EncodeFilter(filter)
@@ -91,7 +97,11 @@ func Args(mode string, filter []unix.SockFilter, ids *IDs, subject []string) []s
 	if ids != nil {
 		i = strconv.Itoa(ids.UID) + ":" + strconv.Itoa(ids.GID)
 	}
-	return append([]string{Arg, mode, f, i, "--"}, subject...)
+	fs := "-"
+	if fileBytes > 0 {
+		fs = strconv.FormatInt(fileBytes, 10)
+	}
+	return append([]string{Arg, mode, f, i, fs, "--"}, subject...)
 }
 
 // EncodeFilter is the hex form of a seccomp program that the reaper reads.

@@ -25,15 +25,17 @@ func TestEncodeFilter(t *testing.T) {
 		t.Errorf("EncodeFilter = %s, want %s", got, want)
 	}
 	cases := []struct {
-		ids  *IDs
-		want []string
+		ids   *IDs
+		fsize int64
+		want  []string
 	}{
-		{nil, []string{Arg, ModeDirect, "-", "-", "--", "x"}},
-		{&IDs{UID: 65534, GID: 65533}, []string{Arg, ModeDirect, "-", "65534:65533", "--", "x"}},
+		{nil, 0, []string{Arg, ModeDirect, "-", "-", "-", "--", "x"}},
+		{&IDs{UID: 65534, GID: 65533}, 0, []string{Arg, ModeDirect, "-", "65534:65533", "-", "--", "x"}},
+		{&IDs{UID: 65534, GID: 65533}, 1 << 20, []string{Arg, ModeDirect, "-", "65534:65533", "1048576", "--", "x"}},
 	}
 	for _, tc := range cases {
-		if got := Args(ModeDirect, nil, tc.ids, []string{"x"}); !slices.Equal(got, tc.want) {
-			t.Errorf("Args(%+v) = %q, want %q", tc.ids, got, tc.want)
+		if got := Args(ModeDirect, nil, tc.ids, tc.fsize, []string{"x"}); !slices.Equal(got, tc.want) {
+			t.Errorf("Args(%+v, %d) = %q, want %q", tc.ids, tc.fsize, got, tc.want)
 		}
 	}
 }
