@@ -3,7 +3,6 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -14,9 +13,6 @@ import (
 
 // EvidenceFormat names the evidence file's format.
 const EvidenceFormat = "termverify-sandbox.evidence/v1"
-
-// maxStderrEvidence bounds the subject stderr copied into the evidence.
-const maxStderrEvidence = 64 << 10
 
 // Evidence is the --evidence file: the volatile host facts an auditor
 // needs to see the mechanism at work, kept out of the transcript so that
@@ -64,12 +60,31 @@ type Phase struct {
 	Micros int64  `json:"us"`
 }
 
-// StderrEvidence is the head of what the subject wrote to stderr.
+// StderrEvidence is what the subject wrote to stderr: bounded, whatever
+// it wrote. The capture keeps the head and the tail (stderrCaptureHalf,
+// 32 KiB, each) and counts what lies between; the --stderr file holds the
+// first StderrLimit bytes and counts the rest. Nothing is appended to the
+// file to mark a cut: the cut is said here.
 type StderrEvidence struct {
-	Path      string `json:"path,omitempty"` // --stderr file, if any
-	Bytes     int64  `json:"bytes"`
-	Text      string `json:"text"` // the first 64 KiB, invalid UTF-8 replaced
-	Truncated bool   `json:"truncated,omitempty"`
+	Path  string `json:"path,omitempty"` // --stderr file, if any
+	Bytes int64  `json:"bytes"`          // everything the subject wrote
+	// Text is the head: the first 32 KiB, invalid UTF-8 replaced.
+	Text string `json:"text"`
+	// Tail is the last 32 KiB after the head (none of it repeated in Text).
+	Tail string `json:"tail,omitempty"`
+	// Dropped counts the bytes between Text and Tail, kept nowhere here.
+	Dropped   int64 `json:"dropped,omitempty"`
+	Truncated bool  `json:"truncated,omitempty"` // Dropped > 0
+	// FileBytes are the bytes written to the --stderr file, FileLimit its
+	// cap, FileDropped what the subject wrote beyond it (or after a write
+	// error, FileError).
+	FileBytes   int64  `json:"file_bytes,omitempty"`
+	FileLimit   int64  `json:"file_limit,omitempty"`
+	FileDropped int64  `json:"file_dropped,omitempty"`
+	FileError   string `json:"file_error,omitempty"`
+	ReadError   string `json:"read_error,omitempty"`
+	// Note says the same in words, "N bytes dropped" for each cut.
+	Note string `json:"note,omitempty"`
 }
 
 type evidence struct {
@@ -113,19 +128,11 @@ func (e *evidence) noteSandbox(box *sandbox.Sandbox) {
 	}
 }
 
-func (e *evidence) noteStderr(f *os.File, path string) {
-	if f == nil {
-		return
+// noteStderr records what the drain saw; call it once the drain is over.
+func (e *evidence) noteStderr(d *stderrDrain, path string) {
+	if d != nil {
+		e.Stderr = d.evidence(path)
 	}
-	st := &StderrEvidence{Path: path}
-	if fi, err := f.Stat(); err == nil {
-		st.Bytes = fi.Size()
-	}
-	buf := make([]byte, maxStderrEvidence)
-	n, _ := io.ReadFull(io.NewSectionReader(f, 0, maxStderrEvidence), buf)
-	st.Text = string([]rune(string(buf[:n]))) // invalid UTF-8 becomes U+FFFD
-	st.Truncated = st.Bytes > int64(n)
-	e.Stderr = st
 }
 
 func (e *evidence) finish(outcome string) {
@@ -140,10 +147,11 @@ func (e *evidence) finish(outcome string) {
 	}
 }
 
-func (e *evidence) write(path string) error {
+// write writes the evidence file into the directory opened before the run.
+func (e *evidence) write(dst *outDir) error {
 	data, err := json.MarshalIndent(&e.Evidence, "", "  ")
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return writeFileAtomic(dst, append(data, '\n'))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/netpolicy"
@@ -35,46 +36,76 @@ type launched struct {
 func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evidence) (*launched, *sandbox.Sandbox, *ending) {
 	backend := sandbox.IsolationOS
 	assumed := receipts.Mechanism{Tier: receipts.OS}
-	if req.Isolation == receipts.IsolationNone {
+	switch req.Isolation {
+	case receipts.IsolationNone:
 		backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: "isolation none"}
+	case receipts.IsolationAuto:
+		// auto falls back only when namespaces cannot be made at all,
+		// decided here, before anything is set up. A sandbox that fails
+		// later (a failed verification, a mount gone wrong: possibly an
+		// attack on a path) fails the run; it never turns into a run
+		// without namespaces.
+		if err := sandbox.NamespaceTrial(); err != nil {
+			ev.StartErrors = append(ev.StartErrors, fmt.Sprintf("namespace trial: %v", err))
+			req.Logf("isolation auto: the os tier is unavailable (%v); running without namespaces", err)
+			backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: osUnavailable(err)}
+		}
 	}
-	for {
-		out := receipts.Negotiate(negotiationRequest(req, backend, assumed, assumed))
-		if out.Refusal != nil {
-			return nil, nil, rec.refuse(out)
+	out := receipts.Negotiate(negotiationRequest(req, backend, assumed, assumed))
+	if out.Refusal != nil {
+		return nil, nil, rec.refuse(out)
+	}
+	start := sandbox.Start
+	if req.startSandbox != nil {
+		start = req.startSandbox
+	}
+	box, err := start(ctx, buildSpec(req, backend, out, io))
+	ev.noteStart(backend, box, err)
+	if err == nil {
+		fs, nw := mechanisms(box.Applied(), req.Config.Network.Mode)
+		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw))
+		if real.Refusal != nil {
+			return nil, box, rec.refuse(real)
 		}
-		box, err := sandbox.Start(ctx, buildSpec(req, backend, out, io))
-		ev.noteStart(backend, box, err)
-		if err == nil {
-			fs, nw := mechanisms(box.Applied(), req.Config.Network.Mode)
-			real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw))
-			if real.Refusal != nil {
-				return nil, box, rec.refuse(real)
-			}
-			for _, d := range real.Downgrades {
-				req.Logf("downgraded %s", d)
-			}
-			ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
-			return &launched{box: box, outcome: real}, box, nil
+		for _, d := range real.Downgrades {
+			req.Logf("downgraded %s", d)
 		}
-		_ = box.Destroy()
-		switch {
-		case ctx.Err() != nil:
-			return nil, nil, spawnAborted(ctx)
-		case errors.Is(err, sandbox.ErrSubjectExec):
-			return nil, nil, spawnFailed(err)
-		case backend == sandbox.IsolationNone:
-			return nil, nil, spawnFailed(err)
+		warnUnenforced(req, box.Applied())
+		ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
+		return &launched{box: box, outcome: real}, box, nil
+	}
+	_ = box.Destroy()
+	switch {
+	case ctx.Err() != nil:
+		return nil, nil, spawnAborted(ctx)
+	case errors.Is(err, sandbox.ErrSubjectExec):
+		return nil, nil, spawnFailed(err)
+	case backend == sandbox.IsolationNone:
+		return nil, nil, spawnFailed(err)
+	}
+	// The os tier was not given. The reason word is what the receipt and
+	// the operator see; the full error goes to evidence.
+	reason := osUnavailable(err)
+	if req.Isolation == receipts.IsolationOS {
+		failed := receipts.Mechanism{Tier: receipts.None, Reason: reason}
+		return nil, nil, rec.refuse(receipts.Negotiate(negotiationRequest(req, backend, failed, failed)))
+	}
+	// auto, with namespaces available (the trial passed): whatever went
+	// wrong was set up first, so running without namespaces now is the
+	// downgrade an attacker would be aiming for. The run fails instead.
+	req.Logf("isolation auto: the sandbox failed after namespaces were available (%v); not falling back", err)
+	d := details{}.str("failure", "sandbox-failed").str("phase", "spawn").str("during", "spawn").str("reason", reason)
+	return nil, nil, failedEnding(transcript.CodeAdapterStartFailed, "the sandbox could not be started: "+reason, d)
+}
+
+// warnUnenforced says on stderr which requested limits run without
+// enforcement (best-effort; --limits enforce refuses instead). The
+// evidence file has the same facts in its applied mechanisms.
+func warnUnenforced(req *Request, a sandbox.Applied) {
+	for _, m := range a.Mechanisms {
+		if strings.HasPrefix(m.Name, "cgroup") && !m.Applied && m.Reason != "not-requested" {
+			req.Logf("limit not enforced: %s (%s); --limits enforce refuses such a run instead", m.Name, m.Reason)
 		}
-		// The os tier is not available here. The reason word is what the
-		// receipt and the operator see; the full error goes to evidence.
-		reason := osUnavailable(err)
-		if req.Isolation == receipts.IsolationOS {
-			failed := receipts.Mechanism{Tier: receipts.None, Reason: reason}
-			return nil, nil, rec.refuse(receipts.Negotiate(negotiationRequest(req, backend, failed, failed)))
-		}
-		req.Logf("isolation auto: the os tier is unavailable (%v); running without namespaces", err)
-		backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: reason}
 	}
 }
 

@@ -8,45 +8,83 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// output is where the transcript goes. For a path it is an unnamed
-// O_TMPFILE file in the destination's directory: if the supervisor is
-// SIGKILLed mid-run, the kernel frees it, so neither a partial transcript
-// nor a temporary file is left behind. commit fsyncs it and links it into
-// place (link to a fresh name, rename over the destination, fsync the
-// directory), so a reader only ever sees a complete transcript. Where the
-// file system has no O_TMPFILE, a named temporary file is used instead.
+// output is where the transcript (or the evidence) goes. For a path it is
+// an unnamed O_TMPFILE file in the destination's directory: if the
+// supervisor is SIGKILLed mid-run, the kernel frees it, so neither a
+// partial transcript nor a temporary file is left behind. commit fsyncs
+// it and links it into place (link to a fresh name, rename over the
+// destination, fsync the directory), so a reader only ever sees a complete
+// transcript. Where the file system has no O_TMPFILE, a named temporary
+// file is used instead.
+//
+// The directory is the one opened before the run (outDir): the file is
+// created, linked and renamed relative to that descriptor, so replacing
+// the directory's path by a symbolic link during the run (the subject can,
+// when it lies in the mapped root) changes nothing. The temporary name is
+// made at commit, after the teardown, when no subject runs any more.
 type output struct {
-	path string
+	dst  *outDir  // nil when writing to a plain io.Writer
 	file *os.File // nil when writing to a plain io.Writer
 	temp string   // the named temporary file, when O_TMPFILE is unavailable
+	dev  uint64   // its device and inode, checked before the rename
+	ino  uint64
 	buf  *bufio.Writer
 	done bool
 }
 
-func openOutput(path string, w io.Writer) (*output, error) {
-	if path == "" {
+// openOutput opens dst for writing, or returns an output to w when dst is
+// nil. The output does not own dst.
+func openOutput(dst *outDir, w io.Writer) (*output, error) {
+	if dst == nil {
 		return &output{buf: bufio.NewWriterSize(w, 64<<10)}, nil
 	}
-	dir := filepath.Dir(path)
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(dst.fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 	if err == nil {
-		f := os.NewFile(uintptr(fd), path)
-		return &output{path: path, file: f, buf: bufio.NewWriterSize(f, 256<<10)}, nil
+		f := os.NewFile(uintptr(fd), dst.path)
+		return &output{dst: dst, file: f, buf: bufio.NewWriterSize(f, 256<<10)}, nil
 	}
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-		return nil, fmt.Errorf("write %s: %w", path, &os.PathError{Op: "open", Path: dir, Err: err})
+		return nil, fmt.Errorf("write %s: %w", dst.path, os.NewSyscallError("openat O_TMPFILE", err))
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+	return openNamedTemp(dst)
+}
+
+// openNamedTemp is openOutput where the file system has no O_TMPFILE: a
+// named temporary file, created O_EXCL|O_NOFOLLOW relative to the
+// directory's descriptor, so that a name planted in the directory (a
+// symlink, a FIFO) is never opened, only skipped.
+func openNamedTemp(dst *outDir) (*output, error) {
+	for range 8 {
+		name := tempName(dst.base)
+		fd, err := unix.Openat(dst.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", dst.path, os.NewSyscallError("openat", err))
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Unlinkat(dst.fd(), name, 0)
+			unix.Close(fd)
+			return nil, fmt.Errorf("write %s: %w", dst.path, os.NewSyscallError("fstat", err))
+		}
+		f := os.NewFile(uintptr(fd), dst.path)
+		return &output{dst: dst, file: f, temp: name, dev: st.Dev, ino: st.Ino, buf: bufio.NewWriterSize(f, 256<<10)}, nil
 	}
-	return &output{path: path, file: f, temp: f.Name(), buf: bufio.NewWriterSize(f, 256<<10)}, nil
+	return nil, fmt.Errorf("write %s: no free temporary name", dst.path)
+}
+
+// tempName is a fresh hidden name beside base.
+func tempName(base string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "." + base + ".tmp-" + hex.EncodeToString(b[:])
 }
 
 func (o *output) Write(p []byte) (int, error) { return o.buf.Write(p) }
@@ -54,38 +92,80 @@ func (o *output) Write(p []byte) (int, error) { return o.buf.Write(p) }
 // commit makes the transcript visible, complete, at its path.
 func (o *output) commit() error {
 	if err := o.buf.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", o.path, err)
+		return fmt.Errorf("write %s: %w", o.path(), err)
 	}
 	if o.file == nil {
 		o.done = true
 		return nil
 	}
 	if err := o.file.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", o.path, err)
+		return fmt.Errorf("write %s: fsync: %w", o.path(), err)
 	}
 	src := o.temp
 	if src == "" {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		src = filepath.Join(filepath.Dir(o.path), "."+filepath.Base(o.path)+".tmp-"+hex.EncodeToString(b[:]))
-		// AT_SYMLINK_FOLLOW through /proc needs no CAP_DAC_READ_SEARCH,
-		// unlike AT_EMPTY_PATH on the descriptor itself.
-		proc := "/proc/self/fd/" + strconv.Itoa(int(o.file.Fd()))
-		if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, src, unix.AT_SYMLINK_FOLLOW); err != nil {
-			return fmt.Errorf("write %s: link: %w", o.path, err)
+		var err error
+		if src, err = o.link(); err != nil {
+			return fmt.Errorf("write %s: link: %w", o.path(), err)
 		}
+	} else if err := o.sameTemp(); err != nil {
+		return fmt.Errorf("write %s: %w", o.path(), err)
 	}
-	if err := os.Rename(src, o.path); err != nil {
-		_ = os.Remove(src)
-		return fmt.Errorf("write %s: %w", o.path, err)
+	if err := unix.Renameat(o.dst.fd(), src, o.dst.fd(), o.dst.base); err != nil {
+		_ = unix.Unlinkat(o.dst.fd(), src, 0)
+		return fmt.Errorf("write %s: %w", o.path(), os.NewSyscallError("renameat", err))
 	}
 	o.temp = ""
-	if d, err := os.Open(filepath.Dir(o.path)); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	// The rename is done and the file complete; a directory that cannot
+	// be fsynced (some file systems refuse) loses only durability, which
+	// no error here could give back.
+	_ = o.dst.sync()
 	o.done = true
 	return o.file.Close()
+}
+
+// link gives the unnamed file a fresh temporary name in the directory:
+// linkat with AT_EMPTY_PATH on the descriptor where we may (it needs
+// CAP_DAC_READ_SEARCH), else through /proc/self/fd with AT_SYMLINK_FOLLOW
+// (a magic link to our own descriptor, not a path anyone else controls).
+func (o *output) link() (string, error) {
+	fd := int(o.file.Fd())
+	for range 8 {
+		name := tempName(o.dst.base)
+		err := unix.Linkat(fd, "", o.dst.fd(), name, unix.AT_EMPTY_PATH)
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT) {
+			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), o.dst.fd(), name, unix.AT_SYMLINK_FOLLOW)
+		}
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return "", os.NewSyscallError("linkat", err)
+		}
+		return name, nil
+	}
+	return "", errors.New("no free temporary name")
+}
+
+// sameTemp checks that the named temporary file's name still holds our
+// file. It runs after the teardown, so no subject can swap it between this
+// check and the rename; a local user who can write the directory could,
+// but could as well replace the transcript after the rename.
+func (o *output) sameTemp() error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(o.dst.fd(), o.temp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("temporary file %s: %w", o.temp, os.NewSyscallError("fstatat", err))
+	}
+	if st.Dev != o.dev || st.Ino != o.ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("temporary file %s was replaced during the run", o.temp)
+	}
+	return nil
+}
+
+func (o *output) path() string {
+	if o.dst == nil {
+		return "transcript stream"
+	}
+	return o.dst.path
 }
 
 // discard drops an uncommitted transcript; after commit it does nothing.
@@ -99,15 +179,15 @@ func (o *output) discard() {
 		return
 	}
 	_ = o.file.Close()
-	if o.temp != "" {
-		_ = os.Remove(o.temp)
+	if o.temp != "" && o.sameTemp() == nil {
+		_ = unix.Unlinkat(o.dst.fd(), o.temp, 0)
 	}
 }
 
-// writeFileAtomic writes data to path through a temporary file and a
+// writeFileAtomic writes data to dst through a temporary file and a
 // rename, for the evidence file.
-func writeFileAtomic(path string, data []byte) error {
-	o, err := openOutput(path, nil)
+func writeFileAtomic(dst *outDir, data []byte) error {
+	o, err := openOutput(dst, nil)
 	if err != nil {
 		return err
 	}

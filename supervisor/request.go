@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ const (
 	DefaultEpochTimeout     = 10 * time.Second
 	DefaultRunTimeout       = 5 * time.Minute
 )
+
+// DefaultStderrLimit is the default cap of the --stderr file.
+const DefaultStderrLimit = 16 << 20
 
 // Deadlines bound the run. Handshake bounds everything from session.hello
 // to the subject's reply; Epoch bounds one whole epoch (writing the input,
@@ -71,20 +75,37 @@ type Request struct {
 
 	// TranscriptPath is where the transcript goes: written to an unnamed
 	// temporary file in the same directory, fsynced, and linked into place
-	// only when complete. When it is empty, Transcript receives the
+	// only when complete. Its directory (and EvidencePath's) is opened
+	// once before the run, refused if any component is a symbolic link,
+	// and the file is linked relative to that descriptor. When it is empty, Transcript receives the
 	// records as they are written (the CLI's "-").
 	TranscriptPath string
 	Transcript     io.Writer
 	// EvidencePath, if set, receives the volatile host facts (JSON).
 	EvidencePath string
-	// StderrPath, if set, receives the subject's stderr; otherwise it is
-	// discarded as upstream does (and captured for the evidence file only
-	// when EvidencePath is set).
+	// StderrPath, if set, receives the subject's stderr, written by the
+	// supervisor from a pipe (the subject never holds the file); it must be
+	// a regular file or absent, reached without a symbolic link. Otherwise
+	// stderr is discarded as upstream does. Either way its head and tail
+	// go into the evidence file when EvidencePath is set.
 	StderrPath string
+	// StderrLimit caps the bytes written to StderrPath; what the subject
+	// writes beyond it is counted and dropped, and the evidence says how
+	// much. Zero picks DefaultStderrLimit.
+	StderrLimit int64
+
+	// afterOutputsOpened, when set (tests only), runs once the output
+	// destinations are open and before the subject starts: the point at
+	// which a hostile subject or local user could swap their directories.
+	afterOutputsOpened func()
 
 	// Logf receives human-readable notes for the operator (what --isolation
 	// auto downgraded, for instance). Nil discards them.
 	Logf func(format string, args ...any)
+
+	// startSandbox replaces sandbox.Start in this package's tests, so that
+	// a start failure of any kind can be produced deterministically.
+	startSandbox func(context.Context, sandbox.Spec) (*sandbox.Sandbox, error)
 }
 
 // UsageError is a request that cannot be run as given: nothing was started
@@ -137,6 +158,12 @@ func (r *Request) prepare() error {
 		r.Roots[id] = abs
 	}
 	r.Deadlines = r.Deadlines.withDefaults()
+	switch {
+	case r.StderrLimit < 0:
+		return usagef("stderr limit %d: want a positive byte count, or 0 for the default %d", r.StderrLimit, DefaultStderrLimit)
+	case r.StderrLimit == 0:
+		r.StderrLimit = DefaultStderrLimit
+	}
 	r.Subject.Adapter = transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion}
 	if r.Subject.Platform == nil {
 		r.Subject.Platform = &transcript.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
@@ -210,15 +237,61 @@ type RunFile struct {
 // naming another adapter is refused; platform, when absent, is filled from
 // the host by Run.
 func ReadRunFile(path string) (RunFile, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return RunFile{}, fmt.Errorf("request file: %w", err)
 	}
+	defer f.Close()
+	return readRunFile(f, path)
+}
+
+// MaxRequestBytes bounds a request file: its config and subject are
+// recorded in one transcript record (run.started) and sent in one control
+// message (session.hello), and each is one line of at most
+// canon.MaxLineBytes. Whitespace counts too.
+const MaxRequestBytes = canon.MaxLineBytes
+
+// readRunFile reads and parses a request file from r, refusing it as soon
+// as more than MaxRequestBytes arrive; name is for messages.
+func readRunFile(r io.Reader, name string) (RunFile, error) {
+	data, err := readAtMost(r, MaxRequestBytes)
+	if err != nil {
+		return RunFile{}, fmt.Errorf("request file %s: %w", name, err)
+	}
 	rf, err := ParseRunFile(data)
 	if err != nil {
-		return RunFile{}, fmt.Errorf("request file %s: %w", path, err)
+		return RunFile{}, fmt.Errorf("request file %s: %w", name, err)
 	}
 	return rf, nil
+}
+
+// SizeError is an input file refused by its size limit while it was read:
+// at most Limit+1 bytes of it were read.
+type SizeError struct {
+	Limit int64
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("larger than the limit of %d bytes (refused after reading %d)", e.Limit, e.Limit+1)
+}
+
+// readAtMost reads r to its end, or fails with a *SizeError as soon as
+// more than limit bytes arrive: an oversized input is never read whole.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	// Size the buffer once when the reader is a file that says its size.
+	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+			buf.Grow(int(min(fi.Size(), limit)) + 1)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, &SizeError{Limit: limit}
+	}
+	return buf.Bytes(), nil
 }
 
 // ParseRunFile parses the bytes of a request file (JSON, strict: no
@@ -353,16 +426,31 @@ func (e *ScriptError) Error() string { return fmt.Sprintf("input script line %d:
 // Unwrap returns the cause.
 func (e *ScriptError) Unwrap() error { return e.Err }
 
+// MaxScriptBytes bounds an input script: every input is recorded in the
+// transcript, which holds at most canon.MaxTranscriptBytes; one line is
+// one record, at most canon.MaxLineBytes (LF excluded).
+const MaxScriptBytes = canon.MaxTranscriptBytes
+
 // ParseInputs reads an input script: JSONL, one input per line, each
 // {"kind": K, "payload": P} where P is the transcript record's payload
 // without at_ms, e.g. {"kind":"input.clock_advanced","payload":{"delta_ms":250}}.
 // Blank lines are skipped. The first bad line is refused with a
-// *ScriptError naming it; nothing is started.
+// *ScriptError naming it; nothing is started. The limits are enforced
+// while reading: a line over canon.MaxLineBytes is a *ScriptError as soon
+// as its excess arrives, a script over MaxScriptBytes a *SizeError after
+// MaxScriptBytes+1 bytes.
 func ParseInputs(r io.Reader) ([]transcript.Input, error) {
 	var out []transcript.Input
-	br := bufio.NewReader(r)
+	lr := &io.LimitedReader{R: r, N: MaxScriptBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	for line := 1; ; line++ {
-		text, err := br.ReadBytes('\n')
+		text, err := readLine(br, canon.MaxLineBytes)
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("input script: %w", &SizeError{Limit: MaxScriptBytes})
+		}
+		if errors.Is(err, errLongLine) {
+			return nil, &ScriptError{Line: line, Err: fmt.Errorf("longer than %d bytes, the limit of one transcript record", canon.MaxLineBytes)}
+		}
 		if len(bytes.TrimSpace(text)) > 0 {
 			in, perr := parseScriptLine(bytes.TrimSpace(text))
 			if perr == nil {
@@ -384,6 +472,32 @@ func ParseInputs(r io.Reader) ([]transcript.Input, error) {
 		if err != nil {
 			return nil, fmt.Errorf("input script: %w", err)
 		}
+	}
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine returns the next line with its LF, or errLongLine as soon as
+// more than max bytes (LF excluded) arrive without one; io.EOF ends the
+// last line.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		body := len(line) + len(frag)
+		if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+			body--
+		}
+		if body > max {
+			return nil, errLongLine
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line = append(line, frag...)
+			continue
+		}
+		// A copy: frag is the Reader's buffer, and what is decoded from
+		// the line may keep referring to its bytes.
+		return append(line, frag...), err
 	}
 }
 
@@ -473,6 +587,37 @@ func decodeInput(kind string, p *canon.Value, withAt bool) (transcript.Input, er
 		return nil, fmt.Errorf("%s has no termverify.control/v1 message: a control subject cannot receive it", kind)
 	}
 	return nil, fmt.Errorf("kind %s is not an input (want input.text, input.key, input.resize, input.clock_advanced or input.stop)", canon.Quote(kind))
+}
+
+// InputsFromTranscriptFile reads the transcript at path, refusing it as
+// soon as more than canon.MaxTranscriptBytes arrive, and returns its
+// inputs as InputsFromTranscript does.
+func InputsFromTranscriptFile(path string) ([]transcript.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("inputs-from: %w", err)
+	}
+	defer f.Close()
+	data, err := readAtMost(f, canon.MaxTranscriptBytes)
+	if err != nil {
+		return nil, fmt.Errorf("inputs-from %s: %w", path, err)
+	}
+	return InputsFromTranscript(data)
+}
+
+// ReadInputsFile opens the input script at path and parses it with
+// ParseInputs; errors name the file.
+func ReadInputsFile(path string) ([]transcript.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("input script: %w", err)
+	}
+	defer f.Close()
+	in, err := ParseInputs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, nil
 }
 
 // InputsFromTranscript returns the inputs of an earlier (valid) transcript,

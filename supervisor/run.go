@@ -64,11 +64,29 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		req.Logf("sweep of stale sandboxes: %v", err)
 	}
 
-	out, err := openOutput(req.TranscriptPath, req.Transcript)
+	// The output directories are opened once, now, without following a
+	// symlink; the files are written relative to them (output.go).
+	var transcriptDir, evidenceDir *outDir
+	if req.TranscriptPath != "" {
+		if transcriptDir, err = openOutDir("transcript", req.TranscriptPath); err != nil {
+			return Result{}, &UsageError{Err: err}
+		}
+		defer transcriptDir.close()
+	}
+	if req.EvidencePath != "" {
+		if evidenceDir, err = openOutDir("evidence", req.EvidencePath); err != nil {
+			return Result{}, &UsageError{Err: err}
+		}
+		defer evidenceDir.close()
+	}
+	out, err := openOutput(transcriptDir, req.Transcript)
 	if err != nil {
 		return Result{}, err
 	}
 	defer out.discard()
+	if req.afterOutputsOpened != nil {
+		req.afterOutputsOpened()
+	}
 	rec := &recorder{w: transcript.NewWriter(out, req.RunID)}
 	if err := rec.w.Start(req.Config, req.Subject); err != nil {
 		return Result{}, &UsageError{Err: fmt.Errorf("record run.started: %w", err)}
@@ -97,7 +115,11 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		s.close()
 	}
 	teardown(box, ev)
-	ev.noteStderr(pipes.stderr, req.StderrPath)
+	pipes.drain.finish()
+	ev.noteStderr(pipes.drain, req.StderrPath)
+	if s := ev.Stderr; s.FileDropped > 0 && s.FileError == "" {
+		req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
+	}
 
 	res, err := finish(rec, end)
 	if err != nil {
@@ -110,7 +132,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
 	if req.EvidencePath != "" {
 		ev.finish(res.Outcome)
-		if err := ev.write(req.EvidencePath); err != nil {
+		if err := ev.write(evidenceDir); err != nil {
 			return res, err
 		}
 	}
@@ -170,24 +192,43 @@ func finish(rec *recorder, end *ending) (Result, error) {
 	return res, nil
 }
 
-// pipes are the subject's standard streams: two pipes for the protocol,
-// and a file for stderr (the --stderr file, or an unnamed temporary file
-// when only the evidence wants it; otherwise /dev/null). Our ends of the
-// pipes are non-blocking and outside the runtime poller; the session does
-// its I/O on them through pipeIO, with wake (an eventfd) to interrupt it.
+// pipes are the subject's standard streams: three pipes. Our ends of the
+// protocol pipes (stdin, stdout) are non-blocking and outside the runtime
+// poller; the session does its I/O on them through pipeIO, with wake (an
+// eventfd) to interrupt it. The subject's stderr is a pipe too, never a
+// host file (a file would be the subject's to pread, pwrite or have
+// chowned): drain reads it into the evidence's bounded capture and the
+// --stderr file, which only the supervisor opens and writes.
 // The Files own every descriptor: close closes them all.
 type pipes struct {
 	stdin, childIn   *os.File // we write stdin; the subject reads childIn
 	stdout, childOut *os.File // the subject writes childOut; we read stdout
-	stderr           *os.File
+	childErr         *os.File // the subject writes its stderr; drain reads the other end
+	drain            *stderrDrain
 	wake             *os.File // the eventfd
 	io               pipeIO
 }
 
 func openPipes(req *Request) (*pipes, error) {
+	// The --stderr file first: a refused path starts nothing.
+	var errFile *os.File
+	if req.StderrPath != "" {
+		var err error
+		if errFile, err = openStderrFile(req.StderrPath); err != nil {
+			return nil, &UsageError{Err: err}
+		}
+	}
 	p := &pipes{}
-	var err error
+	errR, errW, err := stderrPipe()
+	if err != nil {
+		if errFile != nil {
+			_ = errFile.Close()
+		}
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	p.childErr, p.drain = errW, startStderrDrain(errR, errFile, req.StderrLimit)
 	if p.childIn, p.stdin, err = rawPipe(); err != nil {
+		p.close()
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
 	if p.stdout, p.childOut, err = rawPipe(); err != nil {
@@ -209,17 +250,6 @@ func openPipes(req *Request) (*pipes, error) {
 			return nil, fmt.Errorf("pipe: %w", os.NewSyscallError("fcntl", err))
 		}
 	}
-	switch {
-	case req.StderrPath != "":
-		if p.stderr, err = os.OpenFile(req.StderrPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
-			p.close()
-			return nil, fmt.Errorf("stderr file: %w", err)
-		}
-	case req.EvidencePath != "":
-		if p.stderr, err = os.OpenFile(os.TempDir(), os.O_RDWR|unix.O_TMPFILE, 0o600); err != nil {
-			p.stderr = nil // no capture is better than no run
-		}
-	}
 	return p, nil
 }
 
@@ -234,20 +264,21 @@ func rawPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
-func (p *pipes) child() stdio { return stdio{in: p.childIn, out: p.childOut, errOut: p.stderr} }
+func (p *pipes) child() stdio { return stdio{in: p.childIn, out: p.childOut, errOut: p.childErr} }
 
 func (p *pipes) closeChild() {
-	for _, f := range []*os.File{p.childIn, p.childOut} {
+	for _, f := range []*os.File{p.childIn, p.childOut, p.childErr} {
 		if f != nil {
 			_ = f.Close()
 		}
 	}
-	p.childIn, p.childOut = nil, nil
+	p.childIn, p.childOut, p.childErr = nil, nil, nil
 }
 
 func (p *pipes) close() {
 	p.closeChild()
-	for _, f := range []*os.File{p.stdin, p.stdout, p.stderr, p.wake} {
+	p.drain.close()
+	for _, f := range []*os.File{p.stdin, p.stdout, p.wake} {
 		if f != nil {
 			_ = f.Close()
 		}

@@ -1,0 +1,57 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// TestAutoNeverFallsBackAfterAFailedStart is the attack of issue #8 item
+// 1: whoever can make the os start fail after namespaces were made (a
+// rename race that fails verification) must not get the subject run
+// without namespaces. With the namespace trial passing, an os start that
+// fails for any reason fails the run, and no start without namespaces is
+// ever attempted. Before the fix, every such failure but an exec error
+// fell back to the direct runner - as root, no uid change.
+func TestAutoNeverFallsBackAfterAFailedStart(t *testing.T) {
+	needSandbox(t)
+	if err := sandbox.NamespaceTrial(); err != nil {
+		t.Skipf("namespaces unavailable here, auto falls back legitimately: %v", err)
+	}
+	failures := []struct {
+		name string
+		err  error
+	}{
+		{"verification", &sandbox.StepError{Step: "verify", Object: "workdir", Err: fmt.Errorf("%w: swapped", sandbox.ErrNotVerified)}},
+		{"mount", &sandbox.StepError{Step: "start init", Object: "tvs-x", Err: fmt.Errorf("error mounting: invalid argument")}},
+		{"no namespace after the trial", &sandbox.StepError{Step: "start init", Err: sandbox.ErrNoNamespace}},
+	}
+	for _, tc := range failures {
+		t.Run(tc.name, func(t *testing.T) {
+			req := exampleRequest(t)
+			req.Isolation = receipts.IsolationAuto
+			var backends []sandbox.Isolation
+			req.startSandbox = func(ctx context.Context, s sandbox.Spec) (*sandbox.Sandbox, error) {
+				backends = append(backends, s.Isolation)
+				if s.Isolation == sandbox.IsolationNone {
+					return sandbox.Start(ctx, s)
+				}
+				return nil, tc.err
+			}
+			o := runCase(t, req)
+			if len(backends) != 1 || backends[0] != sandbox.IsolationOS {
+				t.Errorf("starts attempted: %v, want exactly one os start", backends)
+			}
+			if o.res.Outcome != transcript.KindRunFailed || o.errorCode() != transcript.CodeAdapterStartFailed {
+				t.Errorf("outcome %s %s, want run.failed %s", o.res.Outcome, o.errorCode(), transcript.CodeAdapterStartFailed)
+			}
+			if got := o.detail("failure"); got != "sandbox-failed" {
+				t.Errorf("failure detail %q, want sandbox-failed", got)
+			}
+		})
+	}
+}
