@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 )
@@ -25,9 +27,14 @@ really worked, with the reason for anything weaker.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res := sandbox.Probe(context.Background(), stateDir)
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
 				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+				_, err := cmd.OutOrStdout().Write(termsafe.JSON(buf.Bytes()))
+				return err
 			}
 			_, err := fmt.Fprint(cmd.OutOrStdout(), probeText(res))
 			return err
@@ -45,13 +52,16 @@ func tierWord(t receipts.Tier) string {
 	return string(t)
 }
 
-// probeText formats the same struct --json encodes.
+// probeText formats the same struct --json encodes. Reasons and details
+// carry error texts (paths, kernel messages), so each is escaped for the
+// terminal: one cell stays on its line.
 func probeText(res sandbox.ProbeResult) string {
+	esc := termsafe.String
 	var b []byte
 	for _, c := range res.Constraints {
-		b = fmt.Appendf(b, "%s: %s (%s)\n", c.Constraint, tierWord(c.Tier), c.Reason)
+		b = fmt.Appendf(b, "%s: %s (%s)\n", c.Constraint, tierWord(c.Tier), esc(c.Reason))
 	}
-	b = fmt.Appendf(b, "network allow-list: %s (%s)\n", tierWord(res.AllowList.Tier), res.AllowList.Reason)
+	b = fmt.Appendf(b, "network allow-list: %s (%s)\n", tierWord(res.AllowList.Tier), esc(res.AllowList.Reason))
 	mode := "root"
 	if res.Rootless {
 		mode = "rootless"
@@ -62,7 +72,7 @@ func probeText(res sandbox.ProbeResult) string {
 		if !m.OK {
 			state = "no"
 		}
-		b = fmt.Appendf(b, "  %-22s %-3s %s\n", m.Name, state, m.Detail)
+		b = fmt.Appendf(b, "  %-22s %-3s %s\n", m.Name, state, esc(m.Detail))
 	}
 	return string(b)
 }

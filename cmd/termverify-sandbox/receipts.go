@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
 )
@@ -52,30 +54,67 @@ func runReceipts(cmd *cobra.Command, o receiptsOptions, path string) error {
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("receipts: --require: %w", err)}
 	}
+	// Everything below may come from the transcript, which anyone may have
+	// written: every string is escaped for the terminal (internal/termsafe).
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: fmt.Errorf("receipts: %w", err)}
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("receipts: %w", termsafe.Error(err))}
 	}
 	report, err := supervisor.Audit(data)
 	if err != nil {
-		return &exitError{Code: exitFailed, Err: fmt.Errorf("receipts: %s: %w", path, err)}
+		return &exitError{Code: exitFailed, Err: fmt.Errorf("receipts: %s: %w", termsafe.String(path), termsafe.Error(err))}
 	}
-	out := cmd.OutOrStdout()
+	var text []byte
 	if o.json {
-		enc := json.NewEncoder(out)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(&report); err != nil {
 			return &exitError{Code: exitUsage, Err: err}
 		}
-	} else if _, err := fmt.Fprint(out, report.Table()); err != nil {
+		text = termsafe.JSON(buf.Bytes())
+	} else {
+		safe := safeReport(report)
+		text = []byte(safe.Table())
+	}
+	if _, err := cmd.OutOrStdout().Write(text); err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}
 	if v := report.Check(require); len(v) > 0 {
 		lines := make([]string, len(v))
 		for i, x := range v {
-			lines[i] = x.String()
+			lines[i] = termsafe.String(x.String())
 		}
 		return &exitError{Code: exitFailed, Err: fmt.Errorf("receipts: policy not met:\n  %s", strings.Join(lines, "\n  "))}
 	}
 	return nil
+}
+
+// safeReport is a copy of r, for printing only, with every string escaped
+// for the terminal: the run id, the reasons and the delivered values come
+// from the transcript, and a raw newline or escape sequence in one of them
+// would forge a table line or drive the reader's terminal.
+func safeReport(r receipts.Report) receipts.Report {
+	esc := termsafe.String
+	r.RunID, r.Outcome, r.Weakest = esc(r.RunID), esc(r.Outcome), receipts.Tier(esc(string(r.Weakest)))
+	rows := make([]receipts.Row, len(r.Receipts))
+	for i, row := range r.Receipts {
+		row.Constraint = receipts.Constraint(esc(string(row.Constraint)))
+		row.Status = receipts.Status(esc(string(row.Status)))
+		row.Tier = receipts.Tier(esc(string(row.Tier)))
+		row.Channel = receipts.Channel(esc(string(row.Channel)))
+		row.Effective, row.Cwd = esc(row.Effective), esc(row.Cwd)
+		row.Mechanism, row.Reason = esc(row.Mechanism), esc(row.Reason)
+		env := make([]string, len(row.Env))
+		for j, e := range row.Env {
+			env[j] = esc(e)
+		}
+		if row.Env == nil {
+			env = nil
+		}
+		row.Env = env
+		rows[i] = row
+	}
+	r.Receipts = rows
+	return r
 }

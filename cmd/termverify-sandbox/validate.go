@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
@@ -37,7 +38,7 @@ or I/O error.`,
 			for _, name := range args {
 				t, err := readTranscript(cmd.InOrStdin(), name)
 				if _, ok := errors.AsType[*transcript.Error](err); err != nil && !ok {
-					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate %s: %w", name, err)}
+					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate %s: %w", termsafe.String(name), termsafe.Error(err))}
 				}
 				if err != nil {
 					invalid = true
@@ -66,16 +67,21 @@ func readTranscript(stdin io.Reader, name string) (*transcript.Transcript, error
 	return transcript.Read(f)
 }
 
-// formatValidation is the one-line verdict for a file.
+// formatValidation is the one-line verdict for a file. The detail may quote
+// the transcript and the name may be a file a subject named, so the line is
+// escaped for the terminal: it stays one line whatever they hold.
 func formatValidation(name string, t *transcript.Transcript, err error) string {
 	e, ok := errors.AsType[*transcript.Error](err)
+	var line string
 	switch {
 	case err == nil:
-		return fmt.Sprintf("%s: OK (%d records)", name, len(t.Records))
+		line = fmt.Sprintf("%s: OK (%d records)", name, len(t.Records))
 	case ok && e.Record < 0:
-		return fmt.Sprintf("%s: %s: %v", name, e.Rule, e.Err)
+		line = fmt.Sprintf("%s: %s: %v", name, e.Rule, e.Err)
 	case ok:
-		return fmt.Sprintf("%s: record %d (line %d): %s: %v", name, e.Record, e.Line, e.Rule, e.Err)
+		line = fmt.Sprintf("%s: record %d (line %d): %s: %v", name, e.Record, e.Line, e.Rule, e.Err)
+	default:
+		line = fmt.Sprintf("%s: %v", name, err)
 	}
-	return fmt.Sprintf("%s: %v", name, err)
+	return termsafe.String(line)
 }
