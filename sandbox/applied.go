@@ -48,6 +48,19 @@ func (a Applied) Mechanism(name string) (MechanismCheck, bool) {
 	return MechanismCheck{}, false
 }
 
+// Unenforced lists the resource limits that were asked for but are not in
+// force (rootless on cgroup v1, isolation none without root, ...): what a
+// caller should tell its user when Limits.Enforce was not set.
+func (a Applied) Unenforced() []MechanismCheck {
+	var out []MechanismCheck
+	for _, m := range a.Mechanisms {
+		if strings.HasPrefix(m.Name, "cgroup") && !m.Applied && m.Reason != "not-requested" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Evidence holds volatile host facts about one sandbox for an evidence
 // file: never for a transcript, which must stay replay-comparable.
 type Evidence struct {
@@ -267,10 +280,8 @@ func (sb *Sandbox) enforceLimits() error {
 	if !sb.spec.Limits.Enforce {
 		return nil
 	}
-	for _, m := range sb.applied.Mechanisms {
-		if strings.HasPrefix(m.Name, "cgroup-") && !m.Applied && m.Reason != "not-requested" {
-			return stepErr("limits", m.Name, fmt.Errorf("%w: %s: %s (drop --limits enforce to run without it, or run where the cgroup can be made)", ErrLimitNotEnforced, m.Name, m.Reason))
-		}
+	for _, m := range sb.applied.Unenforced() {
+		return stepErr("limits", m.Name, fmt.Errorf("%w: %s: %s (drop --limits enforce to run without it, or run where the cgroup can be made)", ErrLimitNotEnforced, m.Name, m.Reason))
 	}
 	return nil
 }

@@ -71,6 +71,7 @@ type Sandbox struct {
 	reportF *os.File
 	report  *bufio.Reader
 	fwd     *netpolicy.Forwarder
+	console *os.File // Spec.Terminal's pty master (console.go)
 
 	// root and rootfs are the opened mapped root and complete root, and
 	// rootfsEntries the opened top-level entries of rootfs: what is
@@ -129,7 +130,7 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	}
 	sb.id = id
 	sb.dir = filepath.Join(s.StateDir, id)
-	if err := os.MkdirAll(s.StateDir, 0o711); err != nil {
+	if err := ensureStateDir(s.StateDir, true); err != nil { // statedir.go: ours alone, or refused
 		return stepErr("state dir", s.StateDir, err)
 	}
 	if err := os.Mkdir(sb.dir, 0o711); err != nil {
@@ -140,11 +141,11 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		return stepErr("owner record", sb.dir, err)
 	}
 	if s.ScratchRoot {
-		root, err := makeScratchRoot(sb.dir, id)
+		scratch, root, err := makeScratchRoot(sb.dir, id, s)
 		if err != nil {
-			return stepErr("scratch root", root, err)
+			return stepErr("scratch root", scratch, err)
 		}
-		c.add(func() error { return os.RemoveAll(root) })
+		c.add(func() error { return os.RemoveAll(scratch) })
 		s.Root = root
 	}
 	// The mapped root and the complete root are hostile paths: opened
@@ -201,6 +202,10 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		}
 	}
 	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless)
+	con, err := newConsole(c, s, cfg, rootless) // nil without Spec.Terminal
+	if err != nil {
+		return err
+	}
 	ct, err := libcontainer.Create(filepath.Join(sb.dir, "lc"), sb.id, cfg)
 	if err != nil {
 		return stepErr("create container", sb.id, err)
@@ -240,6 +245,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		p.Stderr = s.Stderr
 	}
 	s.hook(hookBeforeContainerRun, "")
+	con.attach(p)
 	err = ct.Start(p)
 	// The child has its own copies now; ours would keep EOF from coming.
 	liveR.Close()
@@ -259,6 +265,9 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		_, _ = p.Wait()
 		return nil
 	})
+	if sb.console, err = con.receive(c); err != nil {
+		return err
+	}
 	pid, err := p.Pid()
 	if err != nil {
 		return stepErr("start init", sb.id, err)

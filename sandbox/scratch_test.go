@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
+// otherUser is a local uid that is neither root, nor us, nor the subject.
+const otherUser = 12345
+
 // TestScratchRoot: the subject's scratch root is an empty, writable
 // directory in the temporary directory, named after the sandbox, and goes
-// with it.
+// with it; another local user (issue 8 item 14: it was 0777 in a
+// listable /tmp) can neither list it nor write into it while it lives.
 func TestScratchRoot(t *testing.T) {
 	f := newFixture(t) // CheckNoLeaks: the state entry, scratch included, must be gone
 	for _, iso := range bothIsolations {
@@ -23,7 +29,8 @@ func TestScratchRoot(t *testing.T) {
 				t.Fatalf("start: %v", err)
 			}
 			root := sb.Evidence().HostRoot
-			if want := filepath.Join(os.TempDir(), scratchPrefix+sb.ID()); root != want {
+			scratch := filepath.Join(os.TempDir(), scratchPrefix+sb.ID())
+			if want := filepath.Join(scratch, scratchWorkdir); root != want {
 				t.Errorf("scratch root %s, want %s", root, want)
 			}
 			ex, err := sb.Wait()
@@ -33,11 +40,26 @@ func TestScratchRoot(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "made-here")); err != nil {
 				t.Errorf("the subject's file is not in the scratch root: %v", err)
 			}
+			for _, probe := range []struct{ what, script string }{
+				{"list the scratch root", "ls -A " + scratch},
+				{"list the subject's directory", "ls -A " + root},
+				{"write into the subject's directory", "touch " + filepath.Join(root, "planted")},
+				{"write beside it", "touch " + filepath.Join(scratch, "planted")},
+				{"replace the subject's directory", "mv " + root + " " + root + ".old"},
+			} {
+				cmd := exec.Command("/bin/sh", "-c", probe.script)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: otherUser, Gid: otherUser}}
+				if out, err := cmd.CombinedOutput(); err == nil {
+					t.Errorf("uid %d could %s (%s):\n%s", otherUser, probe.what, probe.script, out)
+				}
+			}
 			if err := sb.Destroy(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(root); !os.IsNotExist(err) {
-				t.Errorf("scratch root survives Destroy: %v", err)
+			for _, p := range []string{root, scratch} {
+				if _, err := os.Stat(p); !os.IsNotExist(err) {
+					t.Errorf("%s survives Destroy: %v", p, err)
+				}
 			}
 		})
 	}

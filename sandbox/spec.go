@@ -96,6 +96,11 @@ type Spec struct {
 	// (and closes its own ends). Nil means /dev/null. Use pipe ends or
 	// regular files: they are handed to the subject as file descriptors.
 	Stdin, Stdout, Stderr *os.File
+	// Terminal, if set, gives the subject a new pseudoterminal of the
+	// sandbox's own devpts instance, of this size, as its stdin, stdout,
+	// stderr and controlling terminal; Sandbox.Console returns the master.
+	// Stdin, Stdout and Stderr must then be nil. Isolation os only.
+	Terminal *TerminalSize
 
 	// StateDir holds per-sandbox state (the skeleton root, libcontainer
 	// state, the owner record). Default: DefaultStateDir().
@@ -205,6 +210,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.isolation() == IsolationNone && s.Root == "" && !s.ScratchRoot {
 		return &SpecError{"Root", "isolation none needs Root as the working directory"}
+	}
+	if err := s.validateTerminal(); err != nil {
+		return err
 	}
 	if err := normPolicy(s.Network).Validate(); err != nil {
 		return &SpecError{"Network", err.Error()}

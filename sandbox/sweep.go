@@ -36,20 +36,88 @@ const scratchFile = "scratch"
 // files, not on the small tmpfs /run often is), not in the state entry.
 const scratchPrefix = "termverify-scratch-"
 
-// makeScratchRoot makes the sandbox id's scratch root, writable by any
-// uid. Its path is recorded in the state entry first, so that a Sweep
-// after a crash at any point finds and removes it. Mkdir never follows a
-// planted symlink and fails on a planted directory; the sticky temporary
-// directory keeps others from renaming ours away.
-func makeScratchRoot(entry, id string) (string, error) {
-	root := filepath.Join(os.TempDir(), scratchPrefix+id)
-	if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(root), 0o600); err != nil {
-		return root, err
+// scratchWorkdir is the directory, inside a scratch root, that is mapped
+// as the subject's /sandbox.
+const scratchWorkdir = "sandbox"
+
+// makeScratchRoot makes the sandbox id's scratch root and returns it and
+// the directory in it that the subject gets (Spec.Root). Its path is
+// recorded in the state entry first, so that a Sweep after a crash at any
+// point finds and removes it.
+//
+// Other local users must not reach it (issue 8 item 14: it was 0777 in a
+// listable /tmp). The scratch root is made fresh (mkdirat on a checked
+// descriptor of the temporary directory: a planted entry or symlink fails
+// it) and owned by us; the workdir inside it belongs to the subject's host
+// uid, mode 0700. The scratch root is 0700 when the subject reaches the
+// workdir only through libcontainer's bind mount (root without a user
+// namespace, which binds as root; rootless, where everything is our uid),
+// and 0711 — traversable, not listable — when the subject or its init
+// walks the host path under another uid (isolation none as root, which
+// drops to Spec.UID; a root supervisor's user namespace, whose ids are
+// 2^30+id on the host). Either way another user can neither list it nor
+// enter the workdir. The temporary directory itself must pass the state
+// directory's path check (root's or ours, sticky if others can write it),
+// so no one else can rename the scratch root away.
+func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err error) {
+	tmp := os.TempDir()
+	scratch = filepath.Join(tmp, scratchPrefix+id)
+	workdir = filepath.Join(scratch, scratchWorkdir)
+	tmpFD, err := openTrustedDir(tempDirWhat, tmp, false, false)
+	if err != nil {
+		return scratch, workdir, err
 	}
-	if err := os.Mkdir(root, 0o700); err != nil {
-		return root, err
+	defer unix.Close(tmpFD)
+	if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(scratch), 0o600); err != nil {
+		return scratch, workdir, err
 	}
-	return root, os.Chmod(root, 0o777)
+	mode, uid, gid := scratchOwner(s)
+	if err := unix.Mkdirat(tmpFD, scratchPrefix+id, 0o700); err != nil {
+		return scratch, workdir, &os.PathError{Op: "mkdir", Path: scratch, Err: err}
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(scratch)
+		}
+	}()
+	// Ours, just made, in a directory where no one else can rename it.
+	fd, err := openTrustedComponent(tempDirWhat, tmpFD, scratchPrefix+id, scratch, false, 0)
+	if err != nil {
+		return scratch, workdir, err
+	}
+	defer unix.Close(fd)
+	if err := checkTrustedComponent(tempDirWhat, fd, scratch, os.Geteuid(), true); err != nil {
+		return scratch, workdir, err
+	}
+	// fchmodat by name: the name is in the sticky temporary directory and
+	// ours, so it is still this directory (chmod cannot take an O_PATH fd).
+	if err := unix.Fchmodat(tmpFD, scratchPrefix+id, mode, 0); err != nil {
+		return scratch, workdir, &os.PathError{Op: "chmod", Path: scratch, Err: err}
+	}
+	if err := unix.Mkdirat(fd, scratchWorkdir, 0o700); err != nil {
+		return scratch, workdir, &os.PathError{Op: "mkdir", Path: workdir, Err: err}
+	}
+	if uid != os.Geteuid() || gid != os.Getegid() {
+		if err := unix.Fchownat(fd, scratchWorkdir, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return scratch, workdir, &os.PathError{Op: "chown", Path: workdir, Err: err}
+		}
+	}
+	return scratch, workdir, nil
+}
+
+// scratchOwner returns the scratch root's mode and the host uid and gid
+// the workdir belongs to: the ids the subject runs as on the host.
+func scratchOwner(s *Spec) (mode uint32, uid, gid int) {
+	if os.Geteuid() != 0 {
+		return 0o700, os.Geteuid(), os.Getegid() // rootless: the subject is us
+	}
+	if s.isolation() == IsolationNone {
+		return 0o711, s.UID, s.GID
+	}
+	if s.UserNamespace {
+		return 0o711, userNSBase + s.UID, userNSBase + s.GID
+	}
+	return 0o700, s.UID, s.GID
 }
 
 // sweepScratch removes the scratch root a dead entry records, if it is
@@ -132,11 +200,21 @@ type SweepReport struct {
 // libcontainer state and their directories. Entries whose owner process
 // is alive (another supervisor, or this one) are left alone, so Sweep is
 // safe to run next to live sandboxes. An empty stateDir means
-// DefaultStateDir(); a missing one is not an error.
+// DefaultStateDir(); a missing one is not an error, and one that another
+// user could write is refused (ErrUnsafeDir) with nothing touched.
 func Sweep(stateDir string) (SweepReport, error) {
 	var rep SweepReport
 	if stateDir == "" {
 		stateDir = DefaultStateDir()
+	}
+	// Entries in a directory someone else can write could be planted:
+	// their records would make Sweep kill and remove what they name.
+	err := ensureStateDir(stateDir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return rep, nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("sweep: %w", err)
 	}
 	entries, err := os.ReadDir(stateDir)
 	if errors.Is(err, os.ErrNotExist) {

@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestConsole: Spec.Terminal gives the subject a pty of the sandbox's own
+// devpts (never one of the caller's), owned by the subject's uid, sized as
+// asked, as stdin, stdout, stderr and controlling terminal; the master
+// relays both ways and reads EIO once the sandbox is gone.
+func TestConsole(t *testing.T) {
+	f := newFixture(t)
+	spec := f.spec("/bin/sh", "-c", `tty; test -t 0 && test -t 1 && test -t 2 && echo all-terminals
+stat -c "owner %u" "$(tty)"
+echo "size $(stty size)"; ls -1 /dev/pts
+echo ready; read line; echo "got $line"; exit 3`)
+	spec.Terminal = &TerminalSize{Rows: 33, Cols: 101}
+	sb, err := Start(context.Background(), spec)
+	t.Cleanup(func() {
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	m := sb.Console()
+	if m == nil {
+		t.Fatal("no console with Spec.Terminal set")
+	}
+	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
+	defer timer.Stop()
+
+	var mu sync.Mutex
+	var shown bytes.Buffer
+	more := make(chan struct{}, 1)
+	readDone := make(chan error, 1)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			mu.Lock()
+			shown.Write(b[:n])
+			mu.Unlock()
+			select {
+			case more <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				readDone <- err
+				close(more)
+				return
+			}
+		}
+	}()
+	text := func() string { mu.Lock(); defer mu.Unlock(); return shown.String() }
+	for !strings.Contains(text(), "ready") {
+		if _, ok := <-more; !ok {
+			t.Fatalf("the console ended before ready: %q", text())
+		}
+	}
+	if _, err := m.Write([]byte("hello\n")); err != nil {
+		t.Fatalf("write to the console: %v", err)
+	}
+	ex, err := sb.Wait()
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	// Everything in the sandbox is gone: the rest of the output, then EIO.
+	if err := <-readDone; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("console read ended with %v, want EIO", err)
+	}
+	out := text()
+	if ex.Code != 3 {
+		t.Errorf("exit %+v, want code 3; the console showed %q", ex, out)
+	}
+	for _, want := range []string{"all-terminals", "owner 65534", "size 33 101", "got hello", "\r\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the console showed %q, want it to contain %q", out, want)
+		}
+	}
+	// The sandbox's own devpts instance numbers from 0 and shows only its
+	// own ptys (and ptmx).
+	if !regexp.MustCompile(`(?m)^/dev/pts/0\r$`).MatchString(out) || !regexp.MustCompile(`(?m)^0\r\nptmx\r$`).MatchString(out) {
+		t.Errorf("the subject's terminal is not pts 0 of a devpts of its own: %q", out)
+	}
+}
+
+// TestConsoleSpec: a terminal is all three stdio, so it cannot be given
+// together with them.
+func TestConsoleSpec(t *testing.T) {
+	f := newFixture(t)
+	spec := f.spec("/bin/true")
+	spec.Terminal = &TerminalSize{Rows: 24, Cols: 80}
+	spec.Stdout = os.Stdout
+	sb, err := Start(context.Background(), spec)
+	defer sb.Destroy()
+	if !errors.Is(err, ErrInvalidSpec) {
+		t.Fatalf("Terminal with Stdout: %v, want ErrInvalidSpec", err)
+	}
+	if c := sb.Console(); c != nil {
+		t.Errorf("console %v after a failed start", c)
+	}
+}
