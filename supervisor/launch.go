@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/netpolicy"
@@ -102,10 +101,8 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 // enforcement (best-effort; --limits enforce refuses instead). The
 // evidence file has the same facts in its applied mechanisms.
 func warnUnenforced(req *Request, a sandbox.Applied) {
-	for _, m := range a.Mechanisms {
-		if strings.HasPrefix(m.Name, "cgroup") && !m.Applied && m.Reason != "not-requested" {
-			req.Logf("limit not enforced: %s (%s); --limits enforce refuses such a run instead", m.Name, m.Reason)
-		}
+	for _, m := range a.Unenforced() {
+		req.Logf("limit not enforced: %s (%s); --limits enforce refuses such a run instead", m.Name, m.Reason)
 	}
 }
 

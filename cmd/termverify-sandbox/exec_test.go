@@ -5,13 +5,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -201,7 +208,12 @@ func TestExecSupervisorKilled(t *testing.T) {
 func TestRootless(t *testing.T) {
 	sandboxtest.RequireRoot(t) // to become uid 65534
 	bin := buildBinary(t)
-	state := publicTempDir(t, 0o777)
+	// The state dir (also TMPDIR, for the scratch root) is uid 65534's
+	// own: a directory another user could write is refused (SECURITY.md).
+	state := publicTempDir(t, 0o700)
+	if err := os.Chown(state, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
 	sandboxtest.CheckNoLeaks(t, state, "")
 	asNobody := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
@@ -298,6 +310,427 @@ func TestExecSignals(t *testing.T) {
 			}
 			if status := exitStatus(t, cmd, cmd.Wait()); status != tc.status {
 				t.Errorf("exec status %d, want %d", status, tc.status)
+			}
+		})
+	}
+}
+
+// TestExecCallerFilesUntouched is the attack of issue 8 item 3 with files:
+// libcontainer's init fchowns whatever it receives as fds 0-2 to the
+// subject's uid, so an exec whose stdio are the caller's own files used
+// to leave a root-only 0600 secret owned by 65534. exec relays through
+// pipes of its own instead: every caller file keeps owner and mode, and
+// the data still flows both ways.
+func TestExecCallerFilesUntouched(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	dir := t.TempDir()
+	secret := strings.Repeat("top secret\n", 10000) // more than a pipe holds
+	files := []struct {
+		name    string
+		content string
+	}{{"stdin", secret}, {"stdout", ""}, {"stderr", ""}}
+	var fds []*os.File
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fd.Close()
+		fds = append(fds, fd)
+	}
+	cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", "cat; echo oops >&2")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = fds[0], fds[1], fds[2]
+	if status := exitStatus(t, cmd, cmd.Run()); status != 0 {
+		t.Errorf("status %d, want 0", status)
+	}
+	want := map[string]string{"stdin": secret, "stdout": secret, "stderr": "oops\n"}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != 0 || st.Gid != 0 || st.Mode&0o7777 != 0o600 {
+			t.Errorf("caller's %s file after exec: uid %d gid %d mode %#o, want 0 0 0600", f.name, st.Uid, st.Gid, st.Mode&0o7777)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != want[f.name] {
+			t.Errorf("caller's %s file holds %d bytes, want %d", f.name, len(b), len(want[f.name]))
+		}
+	}
+}
+
+// TestExecRelay: exec's pipes behave as the caller's own stdio would have.
+// A caller stdin that never ends, or a background process that keeps the
+// subject's stdout open, does not keep exec waiting (the sandbox dies with
+// the subject); a reader that goes away makes the subject's next write
+// fail (SIGPIPE), not exec die.
+func TestExecRelay(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	cases := []struct {
+		name       string
+		script     string
+		stdinOpen  bool // the caller's stdin is a pipe nobody closes
+		readLine   bool // the caller reads one line of stdout, then closes it
+		wantOut    string
+		wantStatus int
+	}{
+		{name: "stdin held open by the caller", script: "echo hi", stdinOpen: true, wantOut: "hi\n"},
+		{name: "background process holds stdout", script: "(sleep 765.4322 &); echo hi", wantOut: "hi\n"},
+		{name: "reader gone: subject gets SIGPIPE", script: "yes", readLine: true, wantStatus: 128 + int(syscall.SIGPIPE)},
+		{name: "subject closes stdin early", script: "exec 0<&-; echo closed", stdinOpen: true, wantOut: "closed\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", tc.script)
+			if tc.stdinOpen {
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				defer r.Close()
+				cmd.Stdin = r
+			}
+			timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+			defer timer.Stop()
+			if !tc.readLine {
+				out, errOut, status := run(t, cmd)
+				if status != tc.wantStatus || out != tc.wantOut {
+					t.Errorf("status %d stdout %q stderr %q, want %d %q", status, out, errOut, tc.wantStatus, tc.wantOut)
+				}
+				return
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			out.Close()
+			status := exitStatus(t, cmd, cmd.Wait())
+			if line != "y\n" || status != tc.wantStatus {
+				t.Errorf("line %q status %d, want %q %d", line, status, "y\n", tc.wantStatus)
+			}
+		})
+	}
+}
+
+// openPty opens a new pseudoterminal pair of the host's devpts, as a
+// terminal emulator does: the test reads and writes the master, exec gets
+// the slave as its controlling terminal and stdio.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudoterminals: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// ptyReader collects what the master side of a pty shows.
+type ptyReader struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{} // signalled after each read; closed at EOF/EIO
+}
+
+func readPty(master *os.File) *ptyReader {
+	r := &ptyReader{more: make(chan struct{}, 1)}
+	go func() {
+		defer close(r.more)
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			r.mu.Lock()
+			r.buf.Write(b[:n])
+			r.mu.Unlock()
+			select {
+			case r.more <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return // EIO: every slave descriptor is closed
+			}
+		}
+	}()
+	return r
+}
+
+func (r *ptyReader) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.String()
+}
+
+// waitFor returns once s has been shown, false if the pty ended first.
+func (r *ptyReader) waitFor(s string) bool {
+	for !strings.Contains(r.String(), s) {
+		if _, ok := <-r.more; !ok {
+			return strings.Contains(r.String(), s)
+		}
+	}
+	return true
+}
+
+// execOnPty runs `exec -- /bin/sh -c script` as a terminal session's
+// leader with slave as its controlling terminal and stdio, as a shell in a
+// terminal emulator would, and returns what the master shows.
+func execOnPty(t *testing.T, bin, state string, master, slave *os.File, script string) (*exec.Cmd, *ptyReader) {
+	t.Helper()
+	cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", script)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close() // exec holds the only slave descriptors now: EIO when it ends
+	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	t.Cleanup(func() { timer.Stop() })
+	return cmd, readPty(master)
+}
+
+// TestExecTerminal is the attack of issue 8 items 3 and 11 from a terminal:
+// exec used to hand the operator's own pty to the subject, whose init then
+// chowned it to 65534 (writable by every later uid-65534 process), and
+// whose `stty` changes outlived exec. exec now gives the subject a pty of
+// the sandbox's own devpts: the caller's terminal keeps owner, mode and
+// termios exactly; it is raw while the subject runs; its size is passed
+// in at the start and on SIGWINCH; input and output are relayed.
+func TestExecTerminal(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	master, slave := openPty(t)
+	mfd := int(master.Fd())
+	if err := unix.IoctlSetWinsize(mfd, unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	var before unix.Stat_t
+	if err := unix.Fstat(int(slave.Fd()), &before); err != nil {
+		t.Fatal(err)
+	}
+	modesBefore, err := unix.IoctlGetTermios(mfd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `tty; test -t 0 && test -t 1 && test -t 2 && echo all-terminals
+stat -c "owner %u" "$(tty)"
+echo "size $(stty size)"
+echo ready; read line; echo "got $line"
+while [ "$(stty size)" != "40 120" ]; do sleep 0.01; done; echo resized
+stty -echo -icanon; echo done`
+	cmd, out := execOnPty(t, bin, state, master, slave, script)
+
+	if !out.waitFor("ready") {
+		t.Fatalf("the subject never said ready; the terminal showed %q", out)
+	}
+	// While the subject runs, the caller's terminal is raw: keys go to
+	// the subject's own pty, whose modes are the subject's business.
+	if m, err := unix.IoctlGetTermios(mfd, unix.TCGETS); err != nil {
+		t.Fatal(err)
+	} else if m.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != 0 || m.Oflag&unix.OPOST != 0 {
+		t.Errorf("caller's terminal while the subject runs: lflag %#x oflag %#x, want raw", m.Lflag, m.Oflag)
+	}
+	if err := unix.IoctlSetWinsize(mfd, unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := master.Write([]byte("hello\r")); err != nil {
+		t.Fatal(err)
+	}
+	status := exitStatus(t, cmd, cmd.Wait())
+	out.waitFor("\x00never") // to EIO: everything exec relayed
+	shown := out.String()
+	if status != 0 {
+		t.Errorf("exec status %d, want 0; the terminal showed %q", status, shown)
+	}
+	for _, want := range []string{"all-terminals", "owner 65534", "size 30 100", "got hello", "resized", "done"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal showed %q, want it to contain %q", shown, want)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^/dev/pts/[0-9]+\r?$`).MatchString(shown) {
+		t.Errorf("tty inside printed no /dev/pts/N line: %q", shown)
+	}
+
+	var after unix.Stat_t
+	if err := unix.Stat(slave.Name(), &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Uid != before.Uid || after.Gid != before.Gid || after.Mode != before.Mode {
+		t.Errorf("caller's pty after exec: uid %d gid %d mode %#o, want %d %d %#o",
+			after.Uid, after.Gid, after.Mode, before.Uid, before.Gid, before.Mode)
+	}
+	modesAfter, err := unix.IoctlGetTermios(mfd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *modesAfter != *modesBefore {
+		t.Errorf("caller's terminal modes after exec:\n %+v\nwant\n %+v", *modesAfter, *modesBefore)
+	}
+}
+
+// TestExecOutputHeldOutside: the subject passes its stdout over a unix
+// socket in the mapped root to a process outside the sandbox, which keeps
+// it. exec still returns once the sandbox is gone, with everything the
+// subject wrote: it relays what the pipe holds at that point and stops,
+// instead of waiting for an EOF that an outside holder can withhold.
+func TestExecOutputHeldOutside(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skipf("needs %s: %v", py, err)
+	}
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	root := publicTempDir(t, 0o777)
+	sock := filepath.Join(root, "sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// The outside holder: keeps what it receives until released.
+	var mu sync.Mutex
+	var held []int
+	released := false
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+		released = true
+	}
+	got := make(chan int, 1)
+	go func() {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			got <- 0
+			return
+		}
+		defer c.Close()
+		oob := make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
+		var fds []int
+		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && perr == nil && len(msgs) == 1 {
+			fds, _ = unix.ParseUnixRights(&msgs[0])
+		}
+		mu.Lock()
+		held = fds
+		late := released
+		mu.Unlock()
+		if late {
+			release()
+		}
+		got <- len(fds)
+	}()
+	script := `import socket; s = socket.socket(socket.AF_UNIX); s.connect("` + sandbox.Workdir + `/sock"); socket.send_fds(s, [b"x"], [1]); print("sent", flush=True); print("tail " * 20000)`
+	cmd := exec.Command(bin, "exec", "--state-dir", state, "--root", root, "--", py, "-c", script)
+	// A hang is the failure: after a minute the holder lets go, so that
+	// exec can still end and clean up, and the test says what happened.
+	var hung atomic.Bool
+	timer := time.AfterFunc(60*time.Second, func() { hung.Store(true); release() })
+	out, errOut, status := run(t, cmd)
+	timer.Stop()
+	release()
+	if n := <-got; n != 1 {
+		t.Fatalf("the outside process got %d descriptors (stderr %q)", n, errOut)
+	}
+	if hung.Load() {
+		t.Error("exec waited for the outside holder of the subject's stdout")
+	}
+	if status != 0 || !strings.HasPrefix(out, "sent\n") || len(out) != len("sent\n")+len("tail ")*20000+1 {
+		t.Errorf("status %d, stdout %d bytes (%.20q...), stderr %q; want 0 and all of it", status, len(out), out, errOut)
+	}
+}
+
+// TestExecTerminalKeys: with the caller's terminal raw, its control keys
+// reach the subject's own terminal, whose line discipline acts on them
+// for the subject's foreground group: ^C interrupts, ^D ends input. On
+// every way out, a killed sandbox included, the caller's modes come back.
+func TestExecTerminalKeys(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	cases := []struct {
+		name       string
+		script     string
+		keys       string
+		sigterms   int // sent to exec instead of keys
+		want       string
+		wantStatus int
+	}{
+		{name: "^C interrupts the subject", script: `trap 'echo caught-int; exit 9' INT; echo ready; while :; do sleep 0.05; done`, keys: "\x03", want: "caught-int", wantStatus: 9},
+		{name: "^D ends its input", script: `echo ready; cat; echo "cat ended"`, keys: "typed\r\x04", want: "cat ended"},
+		{name: "second SIGTERM kills the sandbox", script: `trap 'echo got-term' TERM; stty raw -echo; echo ready; while :; do sleep 0.05; done`, sigterms: 2, want: "got-term", wantStatus: 128 + 9},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			master, slave := openPty(t)
+			modes, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, out := execOnPty(t, bin, state, master, slave, tc.script)
+			if !out.waitFor("ready") {
+				t.Fatalf("the subject never said ready; the terminal showed %q", out)
+			}
+			if _, err := master.Write([]byte(tc.keys)); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.sigterms {
+				// One at a time: two pending SIGTERMs would merge into one.
+				if i > 0 && !out.waitFor("got-term") {
+					t.Fatalf("the subject never got SIGTERM %d; the terminal showed %q", i, out)
+				}
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			status := exitStatus(t, cmd, cmd.Wait())
+			out.waitFor("\x00never")
+			if status != tc.wantStatus || !strings.Contains(out.String(), tc.want) {
+				t.Errorf("status %d, the terminal showed %q; want %d and %q", status, out, tc.wantStatus, tc.want)
+			}
+			if after, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS); err != nil {
+				t.Fatal(err)
+			} else if *after != *modes {
+				t.Errorf("caller's terminal modes after exec:\n %+v\nwant\n %+v", *after, *modes)
 			}
 		})
 	}

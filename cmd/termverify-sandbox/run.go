@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/supervisor"
@@ -24,9 +25,8 @@ type runOptions struct {
 	rootfs     string
 	isolation  string
 	require    string
-	memory     string
-	pids       int64
-	cpus       float64
+	limits     limitFlags
+	stderrMax  string
 	stateDir   string
 	handshake  time.Duration
 	epoch      time.Duration
@@ -72,35 +72,33 @@ finished otherwise, failed, was unsupported (the transcript says how);
 	f.StringVar(&o.rootfs, "rootfs", "", "complete root filesystem (read-only) instead of the host's system directories")
 	f.StringVar(&o.isolation, "isolation", "auto", "os (refuse unless filesystem and network get the os tier), auto (strongest available), none (no namespaces)")
 	f.StringVar(&o.require, "require", "", "minimum tier per constraint, e.g. filesystem=os,network=os; a weaker run ends as run.unsupported")
-	d := sandbox.DefaultLimits()
-	f.StringVar(&o.memory, "memory", fmt.Sprint(d.MemoryBytes), "memory limit in bytes (suffixes K, M, G); 0 for none")
-	f.Int64Var(&o.pids, "pids", d.Pids, "task (process and thread) limit; 0 for none")
-	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores; 0 for none")
+	o.limits.register(f)
 	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default "+sandbox.DefaultStateDir()+")")
 	f.DurationVar(&o.handshake, "handshake-timeout", supervisor.DefaultHandshakeTimeout, "deadline for the whole handshake")
 	f.DurationVar(&o.epoch, "epoch-timeout", supervisor.DefaultEpochTimeout, "deadline for each whole epoch (and the stop drain)")
 	f.DurationVar(&o.runLimit, "run-timeout", supervisor.DefaultRunTimeout, "deadline for the whole run")
 	f.StringVar(&o.transcript, "transcript", "", `transcript file, written whole or not at all ("-" for stdout) (required)`)
 	f.StringVar(&o.evidence, "evidence", "", "write volatile host evidence (namespaces, cgroups, pids, times, stderr) as JSON")
-	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE (default: discarded)")
+	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE, a regular file with no symlink on its path (default: discarded)")
+	f.StringVar(&o.stderrMax, "stderr-limit", fmt.Sprint(supervisor.DefaultStderrLimit), "largest --stderr file; what the subject writes beyond it is counted in the evidence and dropped")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, o runOptions, args []string) error {
 	req, err := o.toRequest(args)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", err)}
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", termsafe.Error(err))}
 	}
 	if o.transcript == "-" {
 		req.Transcript = cmd.OutOrStdout()
 	}
 	errOut := cmd.ErrOrStderr()
-	req.Logf = func(format string, args ...any) { fmt.Fprintf(errOut, "run: "+format+"\n", args...) }
+	req.Logf = func(format string, args ...any) { fmt.Fprintf(errOut, "run: "+format+"\n", termsafe.Args(args)...) }
 	ctx, stop := supervisor.InterruptContext(cmd.Context())
 	defer stop()
 	res, err := supervisor.Run(ctx, req)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", err)}
+		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", termsafe.Error(err))}
 	}
 	if res.Succeeded() {
 		return nil
@@ -125,20 +123,14 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 		return req, err
 	}
 	req.RunID, req.Config, req.Subject = rf.RunID, rf.Config, rf.Subject
+	// Each reader enforces its file's size limit while reading.
 	switch {
 	case o.inputs == "-":
 		req.Inputs, err = supervisor.ParseInputs(os.Stdin)
 	case o.inputs != "":
-		var f *os.File
-		if f, err = os.Open(o.inputs); err == nil {
-			req.Inputs, err = supervisor.ParseInputs(f)
-			f.Close()
-		}
+		req.Inputs, err = supervisor.ReadInputsFile(o.inputs)
 	case o.inputsFrom != "":
-		var data []byte
-		if data, err = os.ReadFile(o.inputsFrom); err == nil {
-			req.Inputs, err = supervisor.InputsFromTranscript(data)
-		}
+		req.Inputs, err = supervisor.InputsFromTranscriptFile(o.inputsFrom)
 	}
 	if err != nil {
 		return req, err
@@ -160,12 +152,13 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	if req.Require, err = receipts.ParseRequire(o.require); err != nil {
 		return req, fmt.Errorf("--require: %w", err)
 	}
-	mem, err := parseSize(o.memory)
-	if err != nil {
-		return req, fmt.Errorf("--memory: %w", err)
+	if req.Limits, err = o.limits.limits(); err != nil {
+		return req, err
+	}
+	if req.StderrLimit, err = parseSize(o.stderrMax); err != nil {
+		return req, fmt.Errorf("--stderr-limit: %w", err)
 	}
 	req.Args, req.RootFS, req.StateDir = args, o.rootfs, o.stateDir
-	req.Limits = sandbox.Limits{MemoryBytes: mem, Pids: o.pids, CPUs: o.cpus}
 	req.Deadlines = supervisor.Deadlines{Handshake: o.handshake, Epoch: o.epoch, Run: o.runLimit}
 	if o.transcript != "-" {
 		req.TranscriptPath = o.transcript
@@ -174,18 +167,20 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	return req, nil
 }
 
-// describeResult is the one-line reason for a non-zero exit.
+// describeResult is the one-line reason for a non-zero exit. The codes and
+// messages are the subject's words: each is escaped for the terminal.
 func describeResult(r supervisor.Result) string {
 	switch r.Outcome {
 	case transcript.KindRunFinished:
 		if r.Exit.Kind == transcript.ExitSignal {
-			return "the subject was killed by SIG" + r.Exit.Signal
+			return "the subject was killed by SIG" + termsafe.String(r.Exit.Signal)
 		}
 		return fmt.Sprintf("the subject exited with status %d", r.Exit.Code)
 	case transcript.KindRunUnsupported:
-		return fmt.Sprintf("unsupported: %s (%s): %s", r.Refusal.Constraint, r.Refusal.Code, r.Refusal.Message)
+		return fmt.Sprintf("unsupported: %s (%s): %s", termsafe.String(r.Refusal.Constraint),
+			termsafe.String(r.Refusal.Code), termsafe.String(r.Refusal.Message))
 	case transcript.KindRunFailed:
-		return fmt.Sprintf("failed (%s): %s", r.Error.Code, r.Error.Message)
+		return fmt.Sprintf("failed (%s): %s", termsafe.String(r.Error.Code), termsafe.String(r.Error.Message))
 	}
 	return "no outcome"
 }
