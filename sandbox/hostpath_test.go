@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,4 +206,81 @@ func TestPinsLeaveNothing(t *testing.T) {
 	if _, err := os.Stat(entry); !os.IsNotExist(err) {
 		t.Errorf("entry still there: %v", err)
 	}
+}
+
+// TestRootSwapRace is the real race behind TestRootSwapAfterCheck, in a
+// bounded loop: a goroutine exchanges the mapped root with a symlink to /
+// as fast as it can while sandboxes start. Each start must either refuse
+// (the symlink was in place at the open) or map the directory that was
+// opened; none may show the host's root. A handful of tries, not a soak:
+// the deterministic test above is the proof, this one keeps the real
+// interleavings honest.
+func TestRootSwapRace(t *testing.T) {
+	f := newFixture(t)
+	parent := t.TempDir()
+	app := filepath.Join(parent, "app")
+	if err := os.Mkdir(app, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "marker"), []byte("the opened root"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(parent, "evil")
+	if err := os.Symlink("/", evil); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	raced := make(chan int)
+	go func() {
+		n := 0
+		defer func() { raced <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, app, unix.AT_FDCWD, evil, unix.RENAME_EXCHANGE) == nil {
+				n++
+			}
+			// Some air, so that starts also begin while the name is the
+			// directory and are then raced inside their own window.
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	started, refused := 0, 0
+	for i := 0; i < 24; i++ {
+		spec := f.spec("/bin/sh", "-c", "cat /sandbox/marker 2>/dev/null; test -e /sandbox/etc/passwd && echo HOST-ROOT-VISIBLE; true")
+		spec.Root = app
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Stdout = outW
+		sb, err := Start(context.Background(), spec)
+		outW.Close()
+		if err != nil {
+			outR.Close()
+			_ = sb.Destroy()
+			if !errors.Is(err, ErrSymlinkPath) && !errors.Is(err, ErrNotVerified) {
+				t.Errorf("start %d: %v, want a refusal (symlink) or nothing", i, err)
+			}
+			refused++
+			continue
+		}
+		b := make([]byte, 256)
+		n, _ := io.ReadFull(outR, b)
+		outR.Close()
+		_, _ = sb.Wait()
+		_ = sb.Destroy()
+		started++
+		if got := string(b[:n]); got != "the opened root" {
+			t.Errorf("start %d: subject saw %q", i, got)
+		}
+		if a := sb.Applied(); a.Filesystem.Tier != receipts.OS {
+			t.Errorf("start %d: filesystem %+v", i, a.Filesystem)
+		}
+	}
+	close(stop)
+	t.Logf("%d started, %d refused, %d exchanges", started, refused, <-raced)
 }
