@@ -284,3 +284,59 @@ func TestRootSwapRace(t *testing.T) {
 	close(stop)
 	t.Logf("%d started, %d refused, %d exchanges", started, refused, <-raced)
 }
+
+// TestRootFSCannotNameOurFiles: a --rootfs is someone else's tree, and
+// its top-level symlinks are recreated in our skeleton root. The pinned
+// hosts file used to be written at <skeleton>/.hosts by name, so a rootfs
+// with a top-level ".hosts -> /any/host/file" (and an etc/hosts) made
+// root overwrite that host file. Nothing we write may be nameable by the
+// rootfs.
+func TestRootFSCannotNameOurFiles(t *testing.T) {
+	f := newFixture(t)
+	f.withEscape(t)
+	rootfs := t.TempDir()
+	victimDir := t.TempDir()
+	victim := filepath.Join(victimDir, "target")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(rootfs, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "etc", "hosts"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{".hosts": victim, "hosts": victim, "pins": victimDir, "lc": victimDir, "owner": victim} {
+		if err := os.Symlink(target, filepath.Join(rootfs, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libc.so.6"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Skipf("minimal root needs %s: %v", p, err)
+		}
+		dst := filepath.Join(rootfs, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := f.spec("./escape", "read", "/etc/hosts")
+	spec.RootFS = rootfs
+	ex, out, stderr, _ := runBox(t, spec, 20*time.Second)
+	if ex.ShellStatus() != 0 {
+		t.Fatalf("exit %+v stderr %q", ex, stderr)
+	}
+	if !strings.Contains(out, "localhost") {
+		t.Errorf("/etc/hosts inside is %q, want the pinned file", out)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious\n" {
+		t.Errorf("host file behind the rootfs's symlink is now %q (%v)", b, err)
+	}
+	if ents, _ := os.ReadDir(victimDir); len(ents) != 1 {
+		t.Errorf("files appeared in the host directory behind a rootfs symlink: %v", ents)
+	}
+}

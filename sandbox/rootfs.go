@@ -168,8 +168,11 @@ func skeletonFromRootFS(dir string, rootfs *hostDir, hosts []byte, pin func(*hos
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(rootfs.file.Fd()), "etc/hosts", &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		hf := filepath.Join(dir, ".hosts")
-		if err := os.WriteFile(hf, hosts, 0o644); err != nil {
+		// Beside the skeleton, never in it: the skeleton holds symlinks
+		// named by the rootfs, so a name of ours there could be one of
+		// theirs pointing anywhere on the host.
+		hf := filepath.Join(filepath.Dir(dir), "hosts")
+		if err := writeNewFile(hf, hosts); err != nil {
 			return nil, held, err
 		}
 		mounts = append(mounts, bindMount(hf, "/etc/hosts", roBind))
@@ -223,4 +226,18 @@ func standardMounts(rootSource string, l Limits) []*configs.Mount {
 
 func bindMount(src, dst string, flags int) *configs.Mount {
 	return &configs.Mount{Source: src, Destination: dst, Device: "bind", Flags: flags}
+}
+
+// writeNewFile creates path, which must not exist and is not followed if
+// it is a symlink, and writes data to it.
+func writeNewFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
