@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -154,12 +155,31 @@ const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWN
 // none: libcontainer's start errors are untyped, and a start that failed
 // after anything was set up (a mount, a verification) is never a reason
 // to run with less. probe reports the same trial as "namespaces".
-// The error wraps ErrNoNamespace.
+// The error wraps ErrNoNamespace only for a lasting refusal (EPERM,
+// EINVAL, ENOSYS, ENOSPC/EUSERS from the namespace limits); a transient
+// one (EAGAIN, ENOMEM: a full pids cgroup, memory pressure) is retried a
+// few times and then returned without ErrNoNamespace, so that a caller
+// fails instead of falling back because of a moment's shortage that a
+// co-tenant could arrange.
 func NamespaceTrial() error {
-	if err := tryClone(sandboxNamespaces, os.Geteuid() != 0); err != nil {
-		return fmt.Errorf("%w: clone into mount, pid, network, ipc and uts namespaces: %w", ErrNoNamespace, err)
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 20 * time.Millisecond)
+		}
+		if err = tryClone(sandboxNamespaces, os.Geteuid() != 0); err == nil {
+			return nil
+		}
+		if !transient(err) {
+			return fmt.Errorf("%w: clone into mount, pid, network, ipc and uts namespaces: %w", ErrNoNamespace, err)
+		}
 	}
-	return nil
+	return fmt.Errorf("namespace trial: clone into mount, pid, network, ipc and uts namespaces failed %d times for want of resources: %w", 3, err)
+}
+
+// transient reports whether err is a shortage rather than a refusal.
+func transient(err error) bool {
+	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EINTR)
 }
 
 // tryClone starts our own binary in reaper noop mode inside a new

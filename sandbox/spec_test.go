@@ -2,7 +2,11 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
 )
@@ -70,6 +74,28 @@ func TestExitShellStatus(t *testing.T) {
 	} {
 		if got := tc.e.ShellStatus(); got != tc.want {
 			t.Errorf("%+v: %d, want %d", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestTransient: only a shortage is retried and kept from meaning "no
+// namespaces" (which would let --isolation auto fall back); a refusal is
+// final.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&os.SyscallError{Syscall: "fork/exec", Err: unix.EAGAIN}, true},
+		{fmt.Errorf("start: %w", unix.ENOMEM), true},
+		{&os.PathError{Op: "fork/exec", Path: "/x", Err: unix.EPERM}, false},
+		{unix.EINVAL, false},
+		{unix.ENOSPC, false},
+		{unix.EUSERS, false},
+		{errors.New("other"), false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

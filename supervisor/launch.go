@@ -46,6 +46,14 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		// without namespaces.
 		if err := sandbox.NamespaceTrial(); err != nil {
 			ev.StartErrors = append(ev.StartErrors, fmt.Sprintf("namespace trial: %v", err))
+			if !errors.Is(err, sandbox.ErrNoNamespace) {
+				// A shortage (a full pids cgroup, memory pressure), not a
+				// refusal: another tenant could arrange one, so it is no
+				// reason to run without namespaces.
+				req.Logf("isolation auto: the namespace trial failed for want of resources (%v); not falling back", err)
+				d := details{}.str("failure", "sandbox-failed").str("phase", "spawn").str("during", "spawn").str("reason", "namespace trial: resources")
+				return nil, nil, failedEnding(transcript.CodeAdapterStartFailed, "the sandbox could not be started: the namespace trial failed for want of resources", d)
+			}
 			req.Logf("isolation auto: the os tier is unavailable (%v); running without namespaces", err)
 			backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: osUnavailable(err)}
 		}
