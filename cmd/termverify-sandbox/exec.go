@@ -71,7 +71,7 @@ mapped and removed afterwards.`,
 func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	spec, err := o.spec(args)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: err}
+		return &exitError{Code: exitUsage, Err: termsafe.Error(err)}
 	}
 	errOut := cmd.ErrOrStderr()
 	// Leftovers of a supervisor that was killed go first; our own live
@@ -105,7 +105,7 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	// through a pty of the sandbox's own when it runs on a terminal.
 	relay, err := newStdioRelay(&spec, cmd.InOrStdin(), cmd.OutOrStdout(), errOut)
 	if err != nil {
-		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
+		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
 	defer relay.close(errOut)
 	box, err := sandbox.Start(context.Background(), spec)
@@ -113,9 +113,9 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	defer box.Destroy()
 	if err != nil {
 		if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
-			return &exitError{Code: ee.Code, Err: err}
+			return &exitError{Code: ee.Code, Err: termsafe.Error(err)}
 		}
-		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
+		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
 	done := make(chan struct{})
 	defer close(done)
@@ -133,18 +133,18 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 		}{box.Applied(), box.Evidence()})
 	}
 	if err := relay.start(box); err != nil {
-		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
+		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
 	exit, err := box.Wait()
 	if err != nil {
-		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
+		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
 	// Every process of the sandbox is gone once Wait returns (the init's
 	// exit kills its PID namespace): what they wrote is in the pipes or the
 	// pty, and is relayed before Destroy closes the pty.
 	relay.drain()
 	if err := box.Destroy(); err != nil {
-		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", err)}
+		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
 	relay.close(errOut)
 	if o.verbose {
