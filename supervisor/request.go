@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -183,8 +182,9 @@ func (r *Request) prepare() error {
 // refuse, and appends input.stop when missing.
 func checkScript(in []transcript.Input) ([]transcript.Input, error) {
 	out := make([]transcript.Input, 0, len(in)+1)
+	kinds := controlInputKinds()
 	for i, x := range in {
-		if err := checkInput(x); err != nil {
+		if err := transcript.CheckInput(x, kinds...); err != nil {
 			return nil, fmt.Errorf("input %d: %w", i+1, err)
 		}
 		if _, stop := x.(transcript.Stop); stop && i != len(in)-1 {
@@ -199,30 +199,6 @@ func checkScript(in []transcript.Input) ([]transcript.Input, error) {
 		out = append(out, transcript.Stop{})
 	}
 	return out, nil
-}
-
-func checkInput(x transcript.Input) error {
-	switch v := x.(type) {
-	case transcript.Text, transcript.Stop:
-		return nil
-	case transcript.Key:
-		if !transcript.ValidChord(v.Keys) {
-			return fmt.Errorf("input.key %q is not one canonical termverify.key/v1 chord", v.Keys)
-		}
-	case transcript.Resize:
-		if v.Columns <= 0 || v.Rows <= 0 {
-			return errors.New("input.resize needs positive columns and rows")
-		}
-	case transcript.ClockAdvanced:
-		if v.DeltaMS <= 0 {
-			return errors.New("input.clock_advanced needs delta_ms > 0")
-		}
-	case transcript.Mouse, transcript.ClipboardSet:
-		return fmt.Errorf("%T has no termverify.control/v1 message: a control subject cannot receive it", x)
-	default:
-		return fmt.Errorf("unknown input %T", x)
-	}
-	return nil
 }
 
 // RunFile is a parsed request file: {"run_id", "config", "subject"}.
@@ -265,7 +241,7 @@ func readRunFile(r io.Reader, name string) (RunFile, error) {
 	return rf, nil
 }
 
-// SizeError is an input file refused by its size limit while it was read:
+// SizeError is a request file refused by its size limit while it was read:
 // at most Limit+1 bytes of it were read.
 type SizeError struct {
 	Limit int64
@@ -295,15 +271,19 @@ func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 }
 
 // ParseRunFile parses the bytes of a request file (JSON, strict: no
-// duplicate members, no unknown members outside x-*).
+// duplicate members, no unknown members outside x-*). The config is
+// config.Decode's, the subject transcript.DecodeSubject's; a subject that
+// names an adapter other than this tool is refused.
 func ParseRunFile(data []byte) (RunFile, error) {
 	var rf RunFile
 	v, _, err := canon.Decode(bytes.TrimSpace(data))
 	if err != nil {
 		return rf, err
 	}
-	if err := closedObject(&v, "request", []string{"run_id", "config", "subject"}, nil); err != nil {
-		return rf, err
+	if missing, unknown := v.CheckClosed([]string{"run_id", "config", "subject"}, nil); missing != "" {
+		return rf, fmt.Errorf("request: missing member %s", missing)
+	} else if unknown != "" {
+		return rf, fmt.Errorf("request: unknown member %s", canon.Quote(unknown))
 	}
 	id, _ := v.Get("run_id")
 	if id.Kind != canon.String || !config.ValidIdentifier(id.Str) {
@@ -315,294 +295,34 @@ func ParseRunFile(data []byte) (RunFile, error) {
 		return rf, err
 	}
 	sv, _ := v.Get("subject")
-	if rf.Subject, err = decodeSubject(sv); err != nil {
-		return rf, fmt.Errorf("subject: %w", err)
+	if rf.Subject, err = transcript.DecodeSubject(sv); err != nil {
+		return rf, err
+	}
+	// The adapter is recorded, not requested: Run names this tool.
+	if a := rf.Subject.Adapter; a != (transcript.Selector{}) && (a.ID != receipts.AdapterID || a.Version != receipts.AdapterVersion) {
+		return rf, fmt.Errorf("subject adapter %s %s: this tool is %s %s and records itself as the adapter; drop the member",
+			a.ID, a.Version, receipts.AdapterID, receipts.AdapterVersion)
 	}
 	return rf, nil
 }
 
-func decodeSubject(v *canon.Value) (transcript.Subject, error) {
-	var s transcript.Subject
-	if err := closedObject(v, "subject", []string{"application", "fixture", "normalizer", "state_schema"},
-		[]string{"format", "adapter", "platform"}); err != nil {
-		return s, err
-	}
-	if f, ok := v.Get("format"); ok && (f.Kind != canon.String || f.Str != transcript.SubjectFormat) {
-		return s, fmt.Errorf("format must be %s", transcript.SubjectFormat)
-	}
-	ident := func(obj *canon.Value, name string) (string, error) {
-		x, ok := obj.Get(name)
-		if !ok || x.Kind != canon.String || !config.ValidIdentifier(x.Str) {
-			return "", fmt.Errorf("%s must be a string matching [a-z0-9._-]+", name)
-		}
-		return x.Str, nil
-	}
-	selector := func(name string) (transcript.Selector, error) {
-		x, _ := v.Get(name)
-		if err := closedObject(x, name, []string{"id", "version"}, nil); err != nil {
-			return transcript.Selector{}, err
-		}
-		id, err := ident(x, "id")
-		if err != nil {
-			return transcript.Selector{}, fmt.Errorf("%s: %w", name, err)
-		}
-		ver, err := ident(x, "version")
-		if err != nil {
-			return transcript.Selector{}, fmt.Errorf("%s: %w", name, err)
-		}
-		return transcript.Selector{ID: id, Version: ver}, nil
-	}
-	app, _ := v.Get("application")
-	if err := closedObject(app, "application", []string{"id", "version", "build"}, nil); err != nil {
-		return s, err
-	}
-	var err error
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"id", &s.Application.ID}, {"version", &s.Application.Version}, {"build", &s.Application.Build}} {
-		if *f.dst, err = ident(app, f.name); err != nil {
-			return s, fmt.Errorf("application: %w", err)
-		}
-	}
-	if s.Fixture, err = selector("fixture"); err != nil {
-		return s, err
-	}
-	if s.Normalizer, err = selector("normalizer"); err != nil {
-		return s, err
-	}
-	if s.StateSchema, err = selector("state_schema"); err != nil {
-		return s, err
-	}
-	if _, ok := v.Get("adapter"); ok {
-		a, err := selector("adapter")
-		if err != nil {
-			return s, err
-		}
-		if a.ID != receipts.AdapterID || a.Version != receipts.AdapterVersion {
-			return s, fmt.Errorf("adapter %s %s: this tool is %s %s and records itself as the adapter; drop the member",
-				a.ID, a.Version, receipts.AdapterID, receipts.AdapterVersion)
-		}
-	}
-	if p, ok := v.Get("platform"); ok {
-		if err := closedObject(p, "platform", []string{"os", "architecture"}, nil); err != nil {
-			return s, err
-		}
-		osName, err := ident(p, "os")
-		if err != nil {
-			return s, fmt.Errorf("platform: %w", err)
-		}
-		arch, err := ident(p, "architecture")
-		if err != nil {
-			return s, fmt.Errorf("platform: %w", err)
-		}
-		s.Platform = &transcript.Platform{OS: osName, Architecture: arch}
-	}
-	return s, nil
+// controlInputKinds are the input kinds termverify.control/v1 carries: a
+// control subject can be given no other.
+func controlInputKinds() []string {
+	return []string{transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
+		transcript.KindInputClock, transcript.KindInputStop}
 }
 
-// closedObject checks that v is an object with every required member and
-// no member outside required, optional and x-*.
-func closedObject(v *canon.Value, what string, required, optional []string) error {
-	if v.Kind != canon.Object {
-		return fmt.Errorf("%s must be an object", what)
-	}
-	if missing, unknown := v.CheckClosed(required, optional); missing != "" {
-		return fmt.Errorf("%s: missing member %s", what, missing)
-	} else if unknown != "" {
-		return fmt.Errorf("%s: unknown member %s", what, canon.Quote(unknown))
-	}
-	return nil
-}
-
-// ScriptError names the input script line that was refused.
-type ScriptError struct {
-	Line int // 1-based
-	Err  error
-}
-
-func (e *ScriptError) Error() string { return fmt.Sprintf("input script line %d: %v", e.Line, e.Err) }
-
-// Unwrap returns the cause.
-func (e *ScriptError) Unwrap() error { return e.Err }
-
-// MaxScriptBytes bounds an input script: every input is recorded in the
-// transcript, which holds at most canon.MaxTranscriptBytes; one line is
-// one record, at most canon.MaxLineBytes (LF excluded).
-const MaxScriptBytes = canon.MaxTranscriptBytes
-
-// ParseInputs reads an input script: JSONL, one input per line, each
-// {"kind": K, "payload": P} where P is the transcript record's payload
-// without at_ms, e.g. {"kind":"input.clock_advanced","payload":{"delta_ms":250}}.
-// Blank lines are skipped. The first bad line is refused with a
-// *ScriptError naming it; nothing is started. The limits are enforced
-// while reading: a line over canon.MaxLineBytes is a *ScriptError as soon
-// as its excess arrives, a script over MaxScriptBytes a *SizeError after
-// MaxScriptBytes+1 bytes.
+// ParseInputs reads an input script with transcript.ReadScript (JSONL, one
+// {"kind", "payload"} input per line, limits enforced while reading),
+// admitting only the kinds control/v1 carries. The first bad line is
+// refused with a *transcript.DecodeError naming it; nothing is started.
 func ParseInputs(r io.Reader) ([]transcript.Input, error) {
-	var out []transcript.Input
-	lr := &io.LimitedReader{R: r, N: MaxScriptBytes + 1}
-	br := bufio.NewReaderSize(lr, 64<<10)
-	for line := 1; ; line++ {
-		text, err := readLine(br, canon.MaxLineBytes)
-		if lr.N <= 0 {
-			return nil, fmt.Errorf("input script: %w", &SizeError{Limit: MaxScriptBytes})
-		}
-		if errors.Is(err, errLongLine) {
-			return nil, &ScriptError{Line: line, Err: fmt.Errorf("longer than %d bytes, the limit of one transcript record", canon.MaxLineBytes)}
-		}
-		if len(bytes.TrimSpace(text)) > 0 {
-			in, perr := parseScriptLine(bytes.TrimSpace(text))
-			if perr == nil {
-				perr = checkInput(in)
-			}
-			if perr != nil {
-				return nil, &ScriptError{Line: line, Err: perr}
-			}
-			if len(out) > 0 {
-				if _, stop := out[len(out)-1].(transcript.Stop); stop {
-					return nil, &ScriptError{Line: line, Err: errors.New("no input may follow input.stop")}
-				}
-			}
-			out = append(out, in)
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("input script: %w", err)
-		}
-	}
-}
-
-var errLongLine = errors.New("line too long")
-
-// readLine returns the next line with its LF, or errLongLine as soon as
-// more than max bytes (LF excluded) arrive without one; io.EOF ends the
-// last line.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		body := len(line) + len(frag)
-		if len(frag) > 0 && frag[len(frag)-1] == '\n' {
-			body--
-		}
-		if body > max {
-			return nil, errLongLine
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			line = append(line, frag...)
-			continue
-		}
-		// A copy: frag is the Reader's buffer, and what is decoded from
-		// the line may keep referring to its bytes.
-		return append(line, frag...), err
-	}
-}
-
-func parseScriptLine(text []byte) (transcript.Input, error) {
-	v, _, err := canon.Decode(text)
+	in, err := transcript.ReadScript(r, controlInputKinds()...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("input script: %w", err)
 	}
-	if err := closedObject(&v, "input", []string{"kind", "payload"}, nil); err != nil {
-		return nil, err
-	}
-	k, _ := v.Get("kind")
-	if k.Kind != canon.String {
-		return nil, errors.New("kind must be a string")
-	}
-	p, _ := v.Get("payload")
-	return decodeInput(k.Str, p, false)
-}
-
-// decodeInput reads an input payload; withAt admits (and ignores) the
-// at_ms member of a transcript record, which the Writer recomputes.
-func decodeInput(kind string, p *canon.Value, withAt bool) (transcript.Input, error) {
-	opt := []string(nil)
-	if withAt {
-		opt = []string{"at_ms"}
-	}
-	str := func(name string) (string, error) {
-		x, _ := p.Get(name)
-		if x.Kind != canon.String {
-			return "", fmt.Errorf("%s: %s must be a string", kind, name)
-		}
-		return x.Str, nil
-	}
-	integer := func(name string) (int64, error) {
-		x, _ := p.Get(name)
-		n, ok := x.Int()
-		if !ok {
-			return 0, fmt.Errorf("%s: %s must be an integer", kind, name)
-		}
-		return n, nil
-	}
-	switch kind {
-	case transcript.KindInputText:
-		if err := closedObject(p, kind+" payload", []string{"text"}, opt); err != nil {
-			return nil, err
-		}
-		s, err := str("text")
-		return transcript.Text{Text: s}, err
-	case transcript.KindInputKey:
-		if err := closedObject(p, kind+" payload", []string{"keys"}, opt); err != nil {
-			return nil, err
-		}
-		x, _ := p.Get("keys")
-		if x.Kind != canon.Array {
-			return nil, errors.New("input.key: keys must be an array of strings")
-		}
-		keys := make([]string, len(x.Items))
-		for i := range x.Items {
-			if x.Items[i].Kind != canon.String {
-				return nil, errors.New("input.key: keys must be an array of strings")
-			}
-			keys[i] = x.Items[i].Str
-		}
-		return transcript.Key{Keys: keys}, nil
-	case transcript.KindInputResize:
-		if err := closedObject(p, kind+" payload", []string{"columns", "rows"}, opt); err != nil {
-			return nil, err
-		}
-		c, err := integer("columns")
-		if err != nil {
-			return nil, err
-		}
-		r, err := integer("rows")
-		return transcript.Resize{Columns: c, Rows: r}, err
-	case transcript.KindInputClock:
-		if err := closedObject(p, kind+" payload", []string{"delta_ms"}, opt); err != nil {
-			return nil, err
-		}
-		d, err := integer("delta_ms")
-		return transcript.ClockAdvanced{DeltaMS: d}, err
-	case transcript.KindInputStop:
-		if err := closedObject(p, kind+" payload", nil, opt); err != nil {
-			return nil, err
-		}
-		return transcript.Stop{}, nil
-	case transcript.KindInputMouse, transcript.KindInputClipboard:
-		return nil, fmt.Errorf("%s has no termverify.control/v1 message: a control subject cannot receive it", kind)
-	}
-	return nil, fmt.Errorf("kind %s is not an input (want input.text, input.key, input.resize, input.clock_advanced or input.stop)", canon.Quote(kind))
-}
-
-// InputsFromTranscriptFile reads the transcript at path, refusing it as
-// soon as more than canon.MaxTranscriptBytes arrive, and returns its
-// inputs as InputsFromTranscript does.
-func InputsFromTranscriptFile(path string) ([]transcript.Input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("inputs-from: %w", err)
-	}
-	defer f.Close()
-	data, err := readAtMost(f, canon.MaxTranscriptBytes)
-	if err != nil {
-		return nil, fmt.Errorf("inputs-from %s: %w", path, err)
-	}
-	return InputsFromTranscript(data)
+	return in, nil
 }
 
 // ReadInputsFile opens the input script at path and parses it with
@@ -620,25 +340,38 @@ func ReadInputsFile(path string) ([]transcript.Input, error) {
 	return in, nil
 }
 
-// InputsFromTranscript returns the inputs of an earlier (valid) transcript,
-// in order, for --inputs-from: replaying them reproduces its manual clock.
-func InputsFromTranscript(data []byte) ([]transcript.Input, error) {
-	t, err := transcript.Parse(data)
+// InputsFromTranscriptFile reads the transcript at path with
+// transcript.Read, which refuses it as soon as more than
+// canon.MaxTranscriptBytes arrive, and returns its inputs as
+// InputsFromTranscript does.
+func InputsFromTranscriptFile(path string) ([]transcript.Input, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("inputs-from: %w", err)
 	}
-	var out []transcript.Input
-	for i := range t.Records {
-		rec := &t.Records[i]
-		switch rec.Kind {
-		case transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
-			transcript.KindInputClock, transcript.KindInputStop, transcript.KindInputMouse, transcript.KindInputClipboard:
-			in, err := decodeInput(rec.Kind, rec.Payload(), true)
-			if err != nil {
-				return nil, fmt.Errorf("inputs-from: record %d: %w", rec.Seq, err)
-			}
-			out = append(out, in)
-		}
+	defer f.Close()
+	t, err := transcript.Read(f)
+	var in []transcript.Input
+	if err == nil {
+		in, err = t.Inputs(controlInputKinds()...)
 	}
-	return out, nil
+	if err != nil {
+		return nil, fmt.Errorf("inputs-from %s: %w", path, err)
+	}
+	return in, nil
+}
+
+// InputsFromTranscript returns the inputs of an earlier (valid) transcript,
+// in order, for --inputs-from: replaying them reproduces its manual clock.
+// An input control/v1 cannot carry is refused, naming its record.
+func InputsFromTranscript(data []byte) ([]transcript.Input, error) {
+	t, err := transcript.Parse(data)
+	var in []transcript.Input
+	if err == nil {
+		in, err = t.Inputs(controlInputKinds()...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inputs-from: %w", err)
+	}
+	return in, nil
 }

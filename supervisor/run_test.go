@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -445,9 +446,9 @@ func TestUsage(t *testing.T) {
 	}
 	for _, line := range bad {
 		_, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"ok"}}` + "\n" + line + "\n"))
-		se, ok := err.(*ScriptError)
+		se, ok := errors.AsType[*transcript.DecodeError](err)
 		if !ok || se.Line < 2 {
-			t.Errorf("%s: %v, want a *ScriptError naming line 2 or later", line, err)
+			t.Errorf("%s: %v, want a *transcript.DecodeError naming line 2 or later", line, err)
 		}
 	}
 	if _, err := ParseRunFile([]byte(`{"run_id":"r","config":{},"subject":{}}`)); err == nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // victimText is what a host file the attacker aims at holds before a run.
@@ -305,8 +306,8 @@ func TestInputFileLimits(t *testing.T) {
 		// A bounded stream, so that code without the limit ends too.
 		r := &countingReader{pattern: []byte("x"), stop: 3 * canon.MaxLineBytes}
 		_, err := ParseInputs(r)
-		var se *ScriptError
-		if !errors.As(err, &se) || se.Line != 1 || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxLineBytes)) {
+		se, ok := errors.AsType[*transcript.DecodeError](err)
+		if !ok || se.Line != 1 || se.Rule != canon.RuleLineBytes || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxLineBytes)) {
 			t.Errorf("ParseInputs: %v, want line 1 refused by the %d-byte line limit", err, canon.MaxLineBytes)
 		}
 		if r.n > canon.MaxLineBytes+1<<20 {
@@ -316,7 +317,8 @@ func TestInputFileLimits(t *testing.T) {
 	t.Run("input script: endless lines", func(t *testing.T) {
 		r := &countingReader{pattern: line0, stop: canon.MaxTranscriptBytes + 1<<20}
 		_, err := ParseInputs(r)
-		if err == nil || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
+		se, ok := errors.AsType[*transcript.DecodeError](err)
+		if !ok || se.Rule != transcript.RuleTranscriptBytes || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
 			t.Errorf("ParseInputs: %v, want the script refused by the %d-byte limit", err, canon.MaxTranscriptBytes)
 		}
 		if r.n > canon.MaxTranscriptBytes+1 {
@@ -391,9 +393,9 @@ func TestReadersStopAtTheLimit(t *testing.T) {
 		mustSucceed(t, f.Truncate(canon.MaxTranscriptBytes+1))
 		mustSucceed(t, f.Close())
 		_, err = InputsFromTranscriptFile(path)
-		var se *SizeError
-		if !errors.As(err, &se) || !strings.Contains(err.Error(), path) || se.Limit != canon.MaxTranscriptBytes {
-			t.Errorf("InputsFromTranscriptFile: %v, want a *SizeError naming the file and %d", err, canon.MaxTranscriptBytes)
+		te, ok := errors.AsType[*transcript.Error](err)
+		if !ok || te.Rule != transcript.RuleTranscriptBytes || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
+			t.Errorf("InputsFromTranscriptFile: %v, want rule %s naming the file and %d", err, transcript.RuleTranscriptBytes, canon.MaxTranscriptBytes)
 		}
 	})
 	t.Run("input script file: a long line names the file and the line", func(t *testing.T) {
@@ -401,8 +403,8 @@ func TestReadersStopAtTheLimit(t *testing.T) {
 		long := append([]byte(`{"kind":"input.text","payload":{"text":"`), bytes.Repeat([]byte("a"), canon.MaxLineBytes)...)
 		mustSucceed(t, os.WriteFile(path, append(append([]byte(nil), line0...), long...), 0o644))
 		_, err := ReadInputsFile(path)
-		var se *ScriptError
-		if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(err.Error(), path) {
+		se, ok := errors.AsType[*transcript.DecodeError](err)
+		if !ok || se.Line != 2 || se.Rule != canon.RuleLineBytes || !strings.Contains(err.Error(), path) {
 			t.Errorf("ReadInputsFile: %v, want line 2 of %s refused", err, path)
 		}
 	})

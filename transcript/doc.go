@@ -19,6 +19,13 @@
 // Encode re-encodes a parsed transcript: the input bytes exactly, except
 // records the compat rule rewrote, which come out channel-tagged.
 //
+// The decoders sit beside the encoders: DecodeSubject reads a subject,
+// ReadScript an input script (JSONL, one {"kind","payload"} input a line),
+// Transcript.Inputs the inputs a transcript recorded. They apply the
+// validator's rules and Rule ids, so an input they accept is one the Writer
+// records, and report the first violation as a *DecodeError (or *Error)
+// naming its line or member.
+//
 // The package does not interpret what a transcript claims (which tier is
 // strong enough is the receipts package's and the auditor's question), does
 // not read files, and keeps no global state.

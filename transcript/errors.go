@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
@@ -103,7 +104,38 @@ const (
 	RuleWriterState      = "writer.state"
 	RuleWriterValue      = "writer.value"
 	RuleWriterTerminalSz = "writer.terminal-size"
+	RuleScriptLine       = "script.line" // decoders: a script line is not {"kind": string, "payload": object}
+	RuleInputKind        = "input.kind"  // decoders: not an input kind, or one the caller did not admit
 )
+
+// DecodeError is the first violation a decoder (DecodeSubject, ReadScript)
+// found: where, and which rule. Rule is a transcript rule id, or canon's
+// for JSON-level rules, so a script line is refused for the reason its
+// record would be. Callers branch on Rule, never on the message text.
+type DecodeError struct {
+	Line int    // one-based line of an input script; 0 for a whole-script rule or a single value
+	Path string // the member at fault, e.g. "payload" or "subject.fixture.id"; "" for the whole line
+	Rule string // stable id, e.g. "input.key.chord", "json.duplicate-member"
+	Err  error  // the cause (a *canon.Error, or a detail); see Unwrap
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
+	}
+	b.WriteString(e.Rule)
+	if e.Path != "" {
+		b.WriteString(": " + e.Path)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Limit names what a BudgetError ran out of.
 type Limit string

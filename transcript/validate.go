@@ -314,43 +314,16 @@ func (v *validator) started(p *canon.Value) (string, error) {
 }
 
 func checkSubject(s *canon.Value) error {
+	// A recorded subject has every member a request may leave out but
+	// platform; the rest is DecodeSubject's.
 	if err := closed(s, []string{"format", "application", "fixture", "adapter", "normalizer", "state_schema"}, []string{"platform"}); err != nil {
 		return detail("subject %v", err)
 	}
-	if f, _ := str(get(s, "format")); f != SubjectFormat {
-		return detail("subject format must be %q", SubjectFormat)
-	}
-	selector := func(name string, members ...string) error {
-		sel := get(s, name)
-		if sel == nil {
-			return nil
+	if _, err := DecodeSubject(s); err != nil {
+		if de, ok := errors.AsType[*DecodeError](err); ok {
+			return detail("%s: %v", de.Path, de.Err) // the caller names the rule
 		}
-		if err := closed(sel, members, nil); err != nil {
-			return detail("subject %s %v", name, err)
-		}
-		for _, m := range members {
-			if id, _ := str(get(sel, m)); !config.ValidIdentifier(id) {
-				return detail("subject %s member %s must match [a-z0-9._-]+", name, m)
-			}
-		}
-		return nil
-	}
-	checks := []error{
-		selector("application", "id", "version", "build"),
-		selector("fixture", "id", "version"),
-		selector("adapter", "id", "version"),
-		selector("normalizer", "id", "version"),
-		selector("state_schema", "id", "version"),
-		selector("platform", "os", "architecture"),
-	}
-	return firstErr(checks)
-}
-
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
+		return err
 	}
 	return nil
 }
@@ -600,6 +573,27 @@ func (v *validator) input(kind string, p *canon.Value) (string, error) {
 	if !ok {
 		return RuleInputAtMS, errors.New("input at_ms must be a non-negative integer")
 	}
+	if rule, err := checkInputPayload(kind, p); err != nil {
+		return rule, err
+	}
+	if kind == KindInputClock {
+		d, _ := posInt(get(p, "delta_ms"))
+		if at != v.now+d {
+			return RuleClock, detail("input.clock_advanced at_ms %d must be the manual clock %d plus delta_ms %d", at, v.now, d)
+		}
+		v.now = at
+		return "", nil
+	}
+	if at != v.now {
+		return RuleClock, detail("input at_ms %d does not match the manual clock %d", at, v.now)
+	}
+	return "", nil
+}
+
+// checkInputPayload checks the members an input kind carries besides
+// at_ms. The decoders hold scripts and records to it as well, so that an
+// input one of them accepts is one the Writer records.
+func checkInputPayload(kind string, p *canon.Value) (string, error) {
 	switch kind {
 	case KindInputText:
 		if _, ok := str(get(p, "text")); !ok {
@@ -620,22 +614,11 @@ func (v *validator) input(kind string, p *canon.Value) (string, error) {
 			return RuleResize, errors.New("input.resize requires positive integer columns and rows")
 		}
 	case KindInputMouse:
-		if rule, err := checkMouse(p); err != nil {
-			return rule, err
-		}
+		return checkMouse(p)
 	case KindInputClock:
-		d, ok := posInt(get(p, "delta_ms"))
-		if !ok {
+		if _, ok := posInt(get(p, "delta_ms")); !ok {
 			return RuleClockAdvanced, errors.New("input.clock_advanced delta_ms must be a positive integer")
 		}
-		if at != v.now+d {
-			return RuleClock, detail("input.clock_advanced at_ms %d must be the manual clock %d plus delta_ms %d", at, v.now, d)
-		}
-		v.now = at
-		return "", nil
-	}
-	if at != v.now {
-		return RuleClock, detail("input at_ms %d does not match the manual clock %d", at, v.now)
 	}
 	return "", nil
 }
