@@ -38,8 +38,17 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// withEscape copies the escape helper (built once per test binary) into
-// the mapped root.
+// removeEscape deletes the escape helper's build directory; TestMain calls
+// it after the tests, since the build is shared by every test of the binary
+// and no single test's cleanup may remove it.
+func removeEscape() {
+	if escapeDir != "" {
+		_ = os.RemoveAll(escapeDir)
+	}
+}
+
+// withEscape copies the escape helper (built once per test binary, removed
+// by TestMain) into the mapped root.
 func (f *fixture) withEscape(t *testing.T) {
 	t.Helper()
 	escapeOnce.Do(func() {
@@ -48,10 +57,13 @@ func (f *fixture) withEscape(t *testing.T) {
 			escapeErr = err.Error()
 			return
 		}
-		escapeDir = d
+		// Recorded before the build, so that removeEscape deletes it even
+		// when the build fails (BuildEscape then ends this test).
+		escapeDir, escapeErr = d, "the build failed in an earlier test"
 		sandboxtest.BuildEscape(t, d)
+		escapeErr = ""
 	})
-	if escapeDir == "" {
+	if escapeErr != "" {
 		t.Fatalf("escape helper: %s", escapeErr)
 	}
 	b, err := os.ReadFile(filepath.Join(escapeDir, "escape"))

@@ -18,5 +18,7 @@ func TestMain(m *testing.M) {
 	// locked thread in each container's mount namespace for good, and on
 	// the main thread that would pin the namespace.
 	runtime.LockOSThread()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeEscape()
+	os.Exit(code)
 }

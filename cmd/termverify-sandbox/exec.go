@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -215,27 +214,6 @@ func sandboxEnv(env []string) []string {
 		out = append(out, e)
 	}
 	return append(out, "HOME="+sandbox.Workdir, "PWD="+sandbox.Workdir)
-}
-
-// parseSize reads "512M", "1G", "1048576".
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
-		mult = 1 << 10
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
-		mult = 1 << 20
-	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
-		mult = 1 << 30
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size", s)
-	}
-	return n * mult, nil
 }
 
 // forwardSignals passes the first signal to the subject and kills the
