@@ -183,8 +183,9 @@ func (r *Request) prepare() error {
 func checkScript(in []transcript.Input) ([]transcript.Input, error) {
 	out := make([]transcript.Input, 0, len(in)+1)
 	kinds := controlInputKinds()
+	var check transcript.InputChecker
 	for i, x := range in {
-		if err := transcript.CheckInput(x, kinds...); err != nil {
+		if err := check.Check(x, kinds...); err != nil {
 			return nil, fmt.Errorf("input %d: %w", i+1, err)
 		}
 		if _, stop := x.(transcript.Stop); stop && i != len(in)-1 {

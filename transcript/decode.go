@@ -211,11 +211,23 @@ func (t *Transcript) Inputs(kinds ...string) ([]Input, error) {
 // Writer knows). kinds, when given, are the input kinds the caller can
 // carry. A refusal is a *DecodeError; nothing is written.
 func CheckInput(in Input, kinds ...string) error {
+	var c InputChecker
+	return c.Check(in, kinds...)
+}
+
+// InputChecker applies CheckInput's rules to many inputs, reusing its
+// scratch memory between them (a script of 100,000 key presses must not
+// allocate a payload per input only to check it). The zero value is
+// ready; it is not safe for concurrent use.
+type InputChecker struct{ a canon.Arena }
+
+// Check is CheckInput with c's scratch memory.
+func (c *InputChecker) Check(in Input, kinds ...string) error {
 	if in == nil {
 		return &DecodeError{Rule: RuleInputKind, Err: errors.New("nil input")}
 	}
-	var a canon.Arena
-	p := in.payload(0, &a)
+	c.a.Reset()
+	p := in.payload(0, &c.a)
 	if _, derr := decodeInput(in.kind(), &p, kinds, true /* withAt */); derr != nil {
 		return derr
 	}
