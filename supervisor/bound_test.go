@@ -226,11 +226,11 @@ func TestSentUnrecordedFailure(t *testing.T) {
 	budget := &transcript.BudgetError{Limit: transcript.LimitLineBytes, Detail: "too long"}
 	rule := &transcript.Error{Record: 9, Line: 10, Kind: transcript.KindInputText, Rule: transcript.RuleWriterValue, Err: io.ErrUnexpectedEOF}
 	rec := &recorder{}
-	if end := rec.fail(sentUnrecorded(budget, false), true, "epoch"); end.budget == nil {
+	if end := rec.fail(sentUnrecorded(budget, false), phaseEpoch); end.budget == nil {
 		t.Errorf("a budget refusal before the send: %+v, want FailBudget", end)
 	}
 	for _, err := range []error{budget, rule} {
-		end := rec.fail(sentUnrecorded(err, true), true, "epoch")
+		end := rec.fail(sentUnrecorded(err, true), phaseEpoch)
 		if end.failed == nil || end.failed.Details == nil {
 			t.Fatalf("%v after the send: %+v, want run.failed", err, end)
 		}

@@ -1,8 +1,12 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/control"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -41,6 +45,31 @@ type Interrupted struct{ Signal string }
 
 func (e *Interrupted) Error() string { return "interrupted by SIG" + e.Signal }
 
+// phase is where a run is in its lifecycle, as run.failed's
+// details.phase names it. The session moves through handshake, then idle
+// and epoch (or stop, the last epoch) in turn; launch knows only
+// negotiation and spawn.
+type phase string
+
+const (
+	phaseNegotiation phase = "negotiation" // receipts decided against the backend
+	phaseSpawn       phase = "spawn"       // the sandbox is being built
+	phaseHandshake   phase = "handshake"   // session.hello through the readiness observation
+	phaseIdle        phase = "idle"        // ready, no epoch open in the transcript
+	phaseEpoch       phase = "epoch"       // an input recorded, its closing observation not yet
+	phaseStop        phase = "stop"        // input.stop recorded: the stop drain
+)
+
+// ready reports whether the readiness observation is recorded, which
+// decides adapter-start-failed versus adapter-runtime-failed.
+func (p phase) ready() bool {
+	return p == phaseIdle || p == phaseEpoch || p == phaseStop
+}
+
+// open reports whether an epoch is open in the transcript: its input is
+// recorded and its closing observation is not.
+func (p phase) open() bool { return p == phaseEpoch || p == phaseStop }
+
 // ending is how a run ended, before its terminal record is written.
 // Exactly one of the fields is set.
 type ending struct {
@@ -73,8 +102,8 @@ func startCode(ready bool) string {
 // abortEnding records a deadline expiry or a signal: the deadline, the
 // phase and whether the input could not be written or the reply never
 // came. It carries no exit: a deadline abort discloses no exit evidence.
-func abortEnding(cause error, ready bool, phase, during string, input int, lim Deadlines) *ending {
-	d := details{}.str("phase", phase).str("during", during)
+func abortEnding(cause error, ready bool, p phase, during string, input int, lim Deadlines) *ending {
+	d := details{}.str("phase", string(p)).str("during", during)
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
@@ -103,18 +132,18 @@ func abortEnding(cause error, ready bool, phase, during string, input int, lim D
 		"exit":  "the subject did not exit",
 		"spawn": "the sandbox was still being built",
 	}[during]
-	return failedEnding(startCode(ready), fmt.Sprintf("the %s deadline expired during %s: %s", name, phase, what), d)
+	return failedEnding(startCode(ready), fmt.Sprintf("the %s deadline expired during %s: %s", name, p, what), d)
 }
 
-func malformedEnding(ready bool, phase string, input int, ce *control.Error) *ending {
-	d := details{}.str("failure", FailureMalformed).str("phase", phase).str("during", "parse").str("rule", ce.Rule)
+func malformedEnding(p phase, input int, ce *control.Error) *ending {
+	d := details{}.str("failure", FailureMalformed).str("phase", string(p)).str("during", "parse").str("rule", ce.Rule)
 	if ce.Member != "" {
 		d = d.str("member", ce.Member)
 	}
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
-	return failedEnding(startCode(ready), "the subject sent an invalid termverify.control/v1 message: "+ce.Error(), d)
+	return failedEnding(startCode(p.ready()), "the subject sent an invalid termverify.control/v1 message: "+ce.Error(), d)
 }
 
 // Lifecycle violations (details.violation), each a structurally valid
@@ -133,27 +162,83 @@ const (
 	violTooMany         = "diagnostic-limit"
 )
 
-func lifecycleEnding(ready bool, phase, violation string, kind control.Kind, input int, msg string) *ending {
-	d := details{}.str("failure", FailureLifecycle).str("phase", phase).str("violation", violation)
+func lifecycleEnding(p phase, violation string, kind control.Kind, input int, msg string) *ending {
+	d := details{}.str("failure", FailureLifecycle).str("phase", string(p)).str("violation", violation)
 	if kind != "" {
 		d = d.str("kind", string(kind))
 	}
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
-	return failedEnding(startCode(ready), msg, d)
+	return failedEnding(startCode(p.ready()), msg, d)
 }
 
 // tooManyDiagnostics is seed 000's ceiling: the 101st diagnostic in one
 // phase is a resource-limit breach, so peer-malformed.
-func tooManyDiagnostics(ready bool, phase string, input int) *ending {
-	d := details{}.str("failure", FailureMalformed).str("phase", phase).str("during", "parse").
+func tooManyDiagnostics(p phase, input int) *ending {
+	d := details{}.str("failure", FailureMalformed).str("phase", string(p)).str("during", "parse").
 		str("rule", "limit.diagnostics").num("limit", maxDiagnostics)
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
-	return failedEnding(startCode(ready), fmt.Sprintf("the subject sent more than %d diagnostics in one %s", maxDiagnostics, phase), d)
+	return failedEnding(startCode(p.ready()), fmt.Sprintf("the subject sent more than %d diagnostics in one %s", maxDiagnostics, p), d)
 }
 
 // maxDiagnostics is the v1 ceiling per handshake, epoch or stop drain.
 const maxDiagnostics = 100
+
+// misplaced is a structurally valid message in a position where the
+// lifecycle allows nothing of its kind.
+func (s *session) misplaced(m control.Message) *ending {
+	viol, why := violBeforeReply, "before its handshake reply"
+	ready := s.phase.ready()
+	switch k := m.Kind(); {
+	case k.Direction() == control.AdapterToSubject:
+		viol, why = violAdapterKind, "which only the adapter sends"
+	case ready && (k == control.KindSessionReady || k == control.KindUnsupported || k == control.KindSessionFailed):
+		viol, why = violSecondReady, "after the handshake was over"
+	case ready:
+		viol, why = violIdleMessage, "while no epoch was open"
+	}
+	return lifecycleEnding(s.phase, viol, m.Kind(), s.input, fmt.Sprintf("the subject sent %s %s", m.Kind(), why))
+}
+
+func (s *session) afterFinal(m control.Message) *ending {
+	return lifecycleEnding(s.phase, violAfterFinal, m.Kind(), s.input,
+		fmt.Sprintf("the subject sent %s after the stop drain's final observation", m.Kind()))
+}
+
+// readEnd turns a read error into the run's ending.
+func (s *session) readEnd(pctx context.Context, err error) *ending {
+	if ce, ok := errors.AsType[*control.Error](err); ok {
+		return malformedEnding(s.phase, s.input, ce)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		<-pctx.Done()
+		during := "read"
+		if s.conn.undelivered() {
+			during = "write"
+		}
+		return s.abort(context.Cause(pctx), during)
+	}
+	return &ending{host: fmt.Errorf("read the subject's stdout: %w", err)}
+}
+
+// writeEnd turns a write error into the run's ending, or nil when the
+// subject's stdin is closed (EPIPE): it has exited or is exiting, and the
+// read that follows finds out how.
+func (s *session) writeEnd(pctx context.Context, err error) *ending {
+	if errors.Is(err, unix.EPIPE) {
+		return nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		<-pctx.Done()
+		return s.abort(context.Cause(pctx), "write")
+	}
+	return &ending{host: fmt.Errorf("write the subject's stdin: %w", err)}
+}
+
+// abort is a deadline's or a signal's ending.
+func (s *session) abort(cause error, during string) *ending {
+	return abortEnding(cause, s.phase.ready(), s.phase, during, s.input, s.lim)
+}

@@ -90,7 +90,9 @@ type StderrEvidence struct {
 type evidence struct {
 	Evidence
 	start, last time.Time
-	sandboxes   []string
+	// sandboxes are the ids of every sandbox started, a failed start's
+	// included: Result.Sandboxes.
+	sandboxes []string
 }
 
 func newEvidence(req *Request) *evidence {
@@ -108,8 +110,14 @@ func (e *evidence) mark(name string) {
 	e.last = now
 }
 
+// noteStart records a sandbox start, failed or not. A failed start may
+// still have made a state directory and cgroups (Destroy removes them), so
+// its id is kept too.
 func (e *evidence) noteStart(backend sandbox.Isolation, box *sandbox.Sandbox, err error) {
 	e.Backend = string(backend)
+	if box != nil && box.ID() != "" {
+		e.sandboxes = append(e.sandboxes, box.ID())
+	}
 	if err != nil {
 		e.StartErrors = append(e.StartErrors, fmt.Sprintf("%s: %v", backend, err))
 	}
@@ -151,7 +159,11 @@ func (e *evidence) finish(outcome string) {
 func (e *evidence) write(dst *outDir) error {
 	data, err := json.MarshalIndent(&e.Evidence, "", "  ")
 	if err != nil {
-		return fmt.Errorf("evidence: %w", err)
+		return fmt.Errorf("encode evidence: %w", err)
 	}
-	return writeFileAtomic(dst, append(data, '\n'))
+	// The path alone does not say which of the run's files failed.
+	if err := writeFileAtomic(dst, append(data, '\n')); err != nil {
+		return fmt.Errorf("evidence file: %w", err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,20 +78,53 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ourLeaks is sandboxtest.Leaks narrowed to the sandboxes these tests
-// started: other supervisors (other packages' tests) may run on the host
-// at the same time, and their live cgroups are not our leftovers.
+// ourLeaks is what the tests left on the host (see leaks): the ids are
+// those of every sandbox a test run started (Result.Sandboxes).
 func ourLeaks() []string {
 	env.mu.Lock()
-	defer env.mu.Unlock()
-	var out []string
-	for _, l := range sandboxtest.Leaks(env.stateDir, leakMarker) {
-		if !strings.HasPrefix(l, "cgroup ") || slices.Contains(env.sandboxes, filepath.Base(l)) {
+	ids := slices.Clone(env.sandboxes)
+	env.mu.Unlock()
+	return leaks(env.stateDir, leakMarker, ids)
+}
+
+// leaks is sandboxtest.Leaks (entries of stateDir and their cgroups,
+// mounts naming stateDir, processes carrying marker) plus the cgroups of
+// the sandboxes ids, which Leaks cannot find once a sandbox's state entry
+// is gone: a Destroy that removes its state but not its cgroups. Only
+// these ids are looked up: other supervisors (other packages' tests) may
+// run on the host at the same time, and their live cgroups are not ours.
+func leaks(stateDir, marker string, ids []string) []string {
+	out := sandboxtest.Leaks(stateDir, marker)
+	for _, cg := range cgroupsOf(ids) {
+		if l := "cgroup " + cg; !slices.Contains(out, l) {
 			out = append(out, l)
 		}
 	}
 	return out
 }
+
+// cgroupsOf lists the cgroup directories of the sandboxes ids (named by
+// id, under a termverify-sandbox parent) in every hierarchy, in one walk.
+func cgroupsOf(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	var found []string
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if filepath.Base(filepath.Dir(p)) == cgroupParent && slices.Contains(ids, d.Name()) {
+			found = append(found, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return found
+}
+
+// cgroupParent is the sandbox package's parent cgroup in every hierarchy.
+const cgroupParent = "termverify-sandbox"
 
 // noteSandboxes remembers the ids a run started, for ourLeaks.
 func noteSandboxes(ids []string) {
@@ -100,8 +134,10 @@ func noteSandboxes(ids []string) {
 }
 
 // leakMarker is an extra argument every test subject gets (the subjects
-// ignore it), so a surviving process is findable by its command line.
-const leakMarker = "tv-supervisor-test-subject"
+// ignore it), so a surviving process is findable by its command line. It
+// names this test process: another run of these tests on the host at the
+// same time has live subjects of its own, which are not our leftovers.
+var leakMarker = "tv-supervisor-test-subject-" + strconv.Itoa(os.Getpid())
 
 // checkGoroutines is the leak check: once every run has returned, no
 // goroutine of ours may be left (a few runtime ones come and go).

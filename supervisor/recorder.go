@@ -2,21 +2,48 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
+	"io"
 
+	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// recorder is the transcript writer plus what the supervisor must
-// remember about it: whether the receipts are out yet, and whether the
-// readiness observation was written (which decides adapter-start-failed
-// versus adapter-runtime-failed).
+// recorder owns the run's transcript Writer and what the supervisor must
+// remember about it: the negotiated receipts and whether they are out yet.
+// Everything the run records goes through it, from run.started to the
+// terminal record; a Writer refusal becomes the run's ending in fail.
 type recorder struct {
 	w        *transcript.Writer
 	outcome  receipts.Outcome
 	receipts bool // the seven applied receipts were written
 }
+
+func newRecorder(out io.Writer, runID string) *recorder {
+	return &recorder{w: transcript.NewWriter(out, runID)}
+}
+
+// start records run.started.
+func (r *recorder) start(cfg config.Config, subject transcript.Subject) error {
+	if err := r.w.Start(cfg, subject); err != nil {
+		return fmt.Errorf("record run.started: %w", err)
+	}
+	return nil
+}
+
+func (r *recorder) input(in transcript.Input) error          { return r.w.Input(in) }
+func (r *recorder) observe(o transcript.Observation) error   { return r.w.Observe(o) }
+func (r *recorder) diagnostic(d transcript.Diagnostic) error { return r.w.Diagnostic(d) }
+
+// now is the manual clock as the Writer keeps it: input.clock carries
+// the time after its record.
+func (r *recorder) now() int64 { return r.w.Now() }
+
+// room reports whether n more records of at most size bytes in all fit
+// the transcript's budgets with the terminal record's room kept.
+func (r *recorder) room(n, size int) bool { return r.w.Room(n, size) }
 
 // fail maps a Writer refusal to the run's ending: a budget breach ends
 // with FailBudget; a record the transcript's rules refuse can only be
@@ -26,7 +53,7 @@ type recorder struct {
 // A refusal that comes after the epoch's input was sent (which
 // session.sendFirst exists to rule out) is recorded as such: the failure
 // says the subject was sent an input the transcript does not hold.
-func (r *recorder) fail(err error, ready bool, phase string) *ending {
+func (r *recorder) fail(err error, p phase) *ending {
 	if err == nil {
 		return nil
 	}
@@ -35,17 +62,56 @@ func (r *recorder) fail(err error, ready bool, phase string) *ending {
 		return &ending{budget: err}
 	}
 	if be, ok := errors.AsType[*transcript.BudgetError](err); ok {
-		d := details{}.str("failure", FailureBudget).str("limit", string(be.Limit)).str("phase", phase).val("input_sent_unrecorded", canon.BoolValue(true))
-		return failedEnding(startCode(ready), "the transcript reached a v1 limit: "+err.Error(), d)
+		d := details{}.str("failure", FailureBudget).str("limit", string(be.Limit)).str("phase", string(p)).val("input_sent_unrecorded", canon.BoolValue(true))
+		return failedEnding(startCode(p.ready()), "the transcript reached a v1 limit: "+err.Error(), d)
 	}
 	if te, ok := errors.AsType[*transcript.Error](err); ok {
-		d := details{}.str("failure", FailureTranscript).str("phase", phase).str("rule", te.Rule)
+		d := details{}.str("failure", FailureTranscript).str("phase", string(p)).str("rule", te.Rule)
 		if sent {
 			d = d.val("input_sent_unrecorded", canon.BoolValue(true))
 		}
-		return failedEnding(startCode(ready), "the subject's evidence cannot be recorded: "+err.Error(), d)
+		return failedEnding(startCode(p.ready()), "the subject's evidence cannot be recorded: "+err.Error(), d)
 	}
 	return &ending{host: err}
+}
+
+// finish writes the terminal record for end and closes the transcript.
+func (r *recorder) finish(end *ending) (Result, error) {
+	var res Result
+	var err error
+	switch {
+	case end.host != nil:
+		return res, end.host
+	case end.unsupported != nil:
+		res.Outcome = transcript.KindRunUnsupported
+		res.Refusal = &Refusal{Constraint: string(end.unsupported.Constraint), Code: end.unsupported.Code, Message: end.unsupported.Message}
+	case end.finished != nil:
+		res.Outcome, res.Exit = transcript.KindRunFinished, end.finished
+		var ext []canon.Member
+		if end.claimed != nil {
+			ext = append(ext, canon.M("x-claimed-exit", end.claimed.Value()))
+		}
+		err = r.w.Finish(*end.finished, ext...)
+	case end.failed != nil:
+		res.Outcome, res.Error = transcript.KindRunFailed, end.failed
+		err = r.w.Fail(*end.failed)
+	case end.budget != nil:
+		err = end.budget
+	}
+	if err != nil {
+		// The terminal record itself did not fit (or something before it
+		// did not): the room kept for FailBudget always does.
+		if ferr := r.w.FailBudget(err); ferr != nil {
+			return res, fmt.Errorf("record the terminal record: %w", ferr)
+		}
+		res.Outcome, res.Exit = transcript.KindRunFailed, nil
+		res.Error = &transcript.Failure{Code: "transcript-budget", Message: err.Error()}
+	}
+	res.Records = r.w.Records()
+	if err := r.w.Close(); err != nil {
+		return res, fmt.Errorf("close transcript: %w", err)
+	}
+	return res, nil
 }
 
 // writeReceipts writes the seven applied receipts of the negotiated
@@ -69,6 +135,9 @@ func (r *recorder) writeReceipts() error {
 // unsupported receipt, run.unsupported.
 func (r *recorder) refuse(out receipts.Outcome) *ending {
 	ref := out.Refusal
+	// These are the run's receipts, written or not: never the seven
+	// applied ones after them.
+	r.receipts = true
 	for _, rc := range out.Receipts {
 		var err error
 		if rc.Status == receipts.Unsupported {
@@ -77,13 +146,12 @@ func (r *recorder) refuse(out receipts.Outcome) *ending {
 			err = r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery), mechanism(rc)...)
 		}
 		if err != nil {
-			return r.fail(err, false, "negotiation")
+			return r.fail(err, phaseNegotiation)
 		}
 	}
 	if err := r.w.EndUnsupported(ref.Code, ref.Message); err != nil {
-		return r.fail(err, false, "negotiation")
+		return r.fail(err, phaseNegotiation)
 	}
-	r.receipts = true
 	return &ending{unsupported: &refusal{Constraint: ref.Constraint, Code: ref.Code, Message: ref.Message}}
 }
 

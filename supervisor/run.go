@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -23,8 +22,10 @@ type Result struct {
 	Records int                 // records written
 	// Downgrades lists what --isolation auto took below the os tier.
 	Downgrades []string
-	// Sandboxes are the ids of the sandboxes started (state directory and
-	// cgroup names), for correlating with host logs; never in the transcript.
+	// Sandboxes are the ids of the sandboxes started, failed starts
+	// included (state directory and cgroup names), for correlating with
+	// host logs and checking that none outlived the run; never in the
+	// transcript. Run sets it even when it returns an error after a start.
 	Sandboxes []string
 }
 
@@ -87,9 +88,9 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if req.afterOutputsOpened != nil {
 		req.afterOutputsOpened()
 	}
-	rec := &recorder{w: transcript.NewWriter(out, req.RunID)}
-	if err := rec.w.Start(req.Config, req.Subject); err != nil {
-		return Result{}, &UsageError{Err: fmt.Errorf("record run.started: %w", err)}
+	rec := newRecorder(out, req.RunID)
+	if err := rec.start(req.Config, req.Subject); err != nil {
+		return Result{}, &UsageError{Err: err}
 	}
 
 	pipes, err := openPipes(&req)
@@ -105,7 +106,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	pipes.closeChild()
 	if end == nil {
 		rec.outcome = l.outcome
-		s := newSession(ctx, rec, box, &pipes.io, &req)
+		s := newSession(rec, box, newPipeConn(ctx, &pipes.io), &req)
 		end = s.handshake(ctx)
 		ev.mark("handshake")
 		if end == nil {
@@ -121,12 +122,12 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
 	}
 
-	res, err := finish(rec, end)
+	res, err := rec.finish(end)
 	if err != nil {
-		return Result{}, err
+		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	if err := out.commit(); err != nil {
-		return Result{}, err
+		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	ev.mark("commit")
 	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
@@ -151,45 +152,6 @@ func teardown(box *sandbox.Sandbox, ev *evidence) {
 		ev.TeardownError = err.Error()
 	}
 	ev.mark("teardown")
-}
-
-// finish writes the terminal record for end and closes the transcript.
-func finish(rec *recorder, end *ending) (Result, error) {
-	var res Result
-	var err error
-	switch {
-	case end.host != nil:
-		return res, end.host
-	case end.unsupported != nil:
-		res.Outcome = transcript.KindRunUnsupported
-		res.Refusal = &Refusal{Constraint: string(end.unsupported.Constraint), Code: end.unsupported.Code, Message: end.unsupported.Message}
-	case end.finished != nil:
-		res.Outcome, res.Exit = transcript.KindRunFinished, end.finished
-		var ext []canon.Member
-		if end.claimed != nil {
-			ext = append(ext, canon.M("x-claimed-exit", end.claimed.Value()))
-		}
-		err = rec.w.Finish(*end.finished, ext...)
-	case end.failed != nil:
-		res.Outcome, res.Error = transcript.KindRunFailed, end.failed
-		err = rec.w.Fail(*end.failed)
-	case end.budget != nil:
-		err = end.budget
-	}
-	if err != nil {
-		// The terminal record itself did not fit (or something before it
-		// did not): the room kept for FailBudget always does.
-		if ferr := rec.w.FailBudget(err); ferr != nil {
-			return res, fmt.Errorf("record the terminal record: %w", ferr)
-		}
-		res.Outcome, res.Exit = transcript.KindRunFailed, nil
-		res.Error = &transcript.Failure{Code: "transcript-budget", Message: err.Error()}
-	}
-	res.Records = rec.w.Records()
-	if err := rec.w.Close(); err != nil {
-		return res, fmt.Errorf("close transcript: %w", err)
-	}
-	return res, nil
 }
 
 // pipes are the subject's standard streams: three pipes. Our ends of the
