@@ -17,6 +17,7 @@ import (
 // ours for what the taxonomy does not cover.
 const (
 	FailureSpawn       = "spawn-failed"
+	FailureSandbox     = "sandbox-failed" // the os sandbox failed after namespaces were available: never a fallback
 	FailureHandshake   = "handshake-timeout"
 	FailureMalformed   = "peer-malformed"
 	FailureLifecycle   = "peer-lifecycle"
@@ -159,7 +160,6 @@ const (
 	violDiagBeforeReply = "diagnostics-before-refusal"
 	violAfterFinal      = "message-after-final-observation"
 	violExitedInStart   = "exited-before-handshake-reply"
-	violTooMany         = "diagnostic-limit"
 )
 
 func lifecycleEnding(p phase, violation string, kind control.Kind, input int, msg string) *ending {
@@ -173,19 +173,27 @@ func lifecycleEnding(p phase, violation string, kind control.Kind, input int, ms
 	return failedEnding(startCode(p.ready()), msg, d)
 }
 
-// tooManyDiagnostics is seed 000's ceiling: the 101st diagnostic in one
-// phase is a resource-limit breach, so peer-malformed.
+// tooManyDiagnostics is seed 000's ceiling (control.MaxStartupDiagnostics
+// for the handshake, control.MaxEpochDiagnostics for an epoch or the stop
+// drain): the next diagnostic in one phase is a resource-limit breach, so
+// peer-malformed.
 func tooManyDiagnostics(p phase, input int) *ending {
+	limit := diagnosticLimit(p)
 	d := details{}.str("failure", FailureMalformed).str("phase", string(p)).str("during", "parse").
-		str("rule", "limit.diagnostics").num("limit", maxDiagnostics)
+		str("rule", control.RuleDiagnostics).num("limit", int64(limit))
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
-	return failedEnding(startCode(p.ready()), fmt.Sprintf("the subject sent more than %d diagnostics in one %s", maxDiagnostics, p), d)
+	return failedEnding(startCode(p.ready()), fmt.Sprintf("the subject sent more than %d diagnostics in one %s", limit, p), d)
 }
 
-// maxDiagnostics is the v1 ceiling per handshake, epoch or stop drain.
-const maxDiagnostics = 100
+// diagnosticLimit is control/v1's ceiling of diagnostics for phase p.
+func diagnosticLimit(p phase) int {
+	if p.ready() {
+		return control.MaxEpochDiagnostics
+	}
+	return control.MaxStartupDiagnostics
+}
 
 // misplaced is a structurally valid message in a position where the
 // lifecycle allows nothing of its kind.

@@ -20,7 +20,6 @@ type stdio struct{ in, out, errOut *os.File }
 
 // launched is a subject that runs with its receipts settled.
 type launched struct {
-	box     *sandbox.Sandbox
 	outcome receipts.Outcome
 }
 
@@ -51,7 +50,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 				// refusal: another tenant could arrange one, so it is no
 				// reason to run without namespaces.
 				req.Logf("isolation auto: the namespace trial failed for want of resources (%v); not falling back", err)
-				d := details{}.str("failure", "sandbox-failed").str("phase", "spawn").str("during", "spawn").str("reason", "namespace trial: resources")
+				d := details{}.str("failure", FailureSandbox).str("phase", "spawn").str("during", "spawn").str("reason", "namespace trial: resources")
 				return nil, nil, failedEnding(transcript.CodeAdapterStartFailed, "the sandbox could not be started: the namespace trial failed for want of resources", d)
 			}
 			req.Logf("isolation auto: the os tier is unavailable (%v); running without namespaces", err)
@@ -79,7 +78,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		}
 		warnUnenforced(req, box.Applied())
 		ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
-		return &launched{box: box, outcome: real}, box, nil
+		return &launched{outcome: real}, box, nil
 	}
 	_ = box.Destroy()
 	switch {
@@ -101,7 +100,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	// wrong was set up first, so running without namespaces now is the
 	// downgrade an attacker would be aiming for. The run fails instead.
 	req.Logf("isolation auto: the sandbox failed after namespaces were available (%v); not falling back", err)
-	d := details{}.str("failure", "sandbox-failed").str("phase", "spawn").str("during", "spawn").str("reason", reason)
+	d := details{}.str("failure", FailureSandbox).str("phase", "spawn").str("during", "spawn").str("reason", reason)
 	return nil, nil, failedEnding(transcript.CodeAdapterStartFailed, "the sandbox could not be started: "+reason, d)
 }
 
@@ -195,7 +194,7 @@ func networkPolicy(n config.Network) netpolicy.Policy {
 // spawnFailed is the taxonomy's spawn-failed: the child could not be
 // started. The detail names the shell-style status, not host paths.
 func spawnFailed(err error) *ending {
-	d := details{}.str("failure", "spawn-failed").str("phase", "spawn").str("during", "spawn")
+	d := details{}.str("failure", FailureSpawn).str("phase", "spawn").str("during", "spawn")
 	msg := "the subject could not be started"
 	if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
 		d = d.num("status", int64(ee.Code))

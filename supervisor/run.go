@@ -43,10 +43,11 @@ func (r Result) Succeeded() bool {
 }
 
 // Run runs one subject and records its transcript. It returns an error,
-// with no transcript left in place, only when the request is unusable
-// (*UsageError) or the host failed us (the transcript or evidence could
-// not be written); every failure of the subject or of the sandbox is a
-// recorded outcome in the Result. ctx cancelled with an *Interrupted cause
+// with no transcript of this run in place, only when the request is
+// unusable (*UsageError) or the host failed us (the transcript or the
+// evidence could not be written: the evidence is written first, and the
+// transcript's commit is the last step); every failure of the subject or
+// of the sandbox is a recorded outcome in the Result. ctx cancelled with an *Interrupted cause
 // (InterruptContext) ends the run with run.failed.
 func Run(ctx context.Context, req Request) (Result, error) {
 	if err := req.prepare(); err != nil {
@@ -126,16 +127,19 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{Sandboxes: ev.sandboxes}, err
 	}
-	if err := out.commit(); err != nil {
-		return Result{Sandboxes: ev.sandboxes}, err
-	}
-	ev.mark("commit")
+	ev.mark("record")
 	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
+	// The transcript's commit is the run's last step: every other output
+	// is in place before it, so a transcript at its path means the whole
+	// run succeeded, and an error from Run means this run put none there.
 	if req.EvidencePath != "" {
 		ev.finish(res.Outcome)
 		if err := ev.write(evidenceDir); err != nil {
-			return res, err
+			return Result{Sandboxes: ev.sandboxes}, err
 		}
+	}
+	if err := out.commit(); err != nil {
+		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	return res, nil
 }

@@ -577,3 +577,32 @@ func TestWalkNoSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceFailureLeavesNoTranscript: Run's error means "no transcript
+// of this run in place" (exit 2). The evidence is written before the
+// transcript's commit, so an evidence file that cannot be written leaves
+// no transcript behind (before, a valid transcript was committed and the
+// run still exited 2).
+func TestEvidenceFailureLeavesNoTranscript(t *testing.T) {
+	needSandbox(t)
+	base := t.TempDir()
+	evDir := filepath.Join(base, "evidence")
+	mustSucceed(t, os.Mkdir(evDir, 0o755))
+	req := exampleRequest(t)
+	req.TranscriptPath = filepath.Join(base, "transcript.jsonl")
+	req.EvidencePath = filepath.Join(evDir, "evidence.json")
+	// The opened evidence directory is deleted under the run: its
+	// O_TMPFILE cannot be made any more.
+	req.afterOutputsOpened = func() { mustSucceed(t, os.Remove(evDir)) }
+	res, err := Run(context.Background(), req)
+	noteSandboxes(res.Sandboxes)
+	if err == nil || !strings.Contains(err.Error(), "evidence") {
+		t.Fatalf("Run = %v, want an evidence error", err)
+	}
+	if _, serr := os.Stat(req.TranscriptPath); !os.IsNotExist(serr) {
+		t.Errorf("a transcript is in place after Run failed: %v", serr)
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 0 {
+		t.Errorf("left in the output directory: %v", entryNames(ents))
+	}
+}

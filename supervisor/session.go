@@ -83,7 +83,7 @@ func (s *session) reply(pctx context.Context) *ending {
 			if err := s.rec.writeReceipts(); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
-			if diags++; diags > maxDiagnostics {
+			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, 0)
 			}
 			if err := s.rec.diagnostic(diagnosticRecord(m)); err != nil {
@@ -230,7 +230,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 			if s.holding {
 				return s.afterFinal(m)
 			}
-			if diags++; diags > maxDiagnostics {
+			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, s.input)
 			}
 			if err := s.rec.diagnostic(diagnosticRecord(m)); err != nil {
