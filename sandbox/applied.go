@@ -193,16 +193,24 @@ func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
 	if err != nil {
 		return stepErr("verify", "credentials", err)
 	}
-	wantUID := strconv.Itoa(s.UID)
+	wantUID, wantGID := s.UID, s.GID
 	if rootless || s.UserNamespace {
 		// /proc shows ids as seen from our namespace.
-		wantUID = strconv.Itoa(mapToHost(s.UID, rootless))
+		wantUID, wantGID = mapToHost(s.UID, rootless), mapGIDToHost(s.GID, rootless)
 	}
-	uids := strings.Fields(st["Uid"])
-	if len(uids) != 4 || uids[0] != wantUID || uids[1] != wantUID || uids[2] != wantUID || uids[3] != wantUID {
-		return stepErr("verify", "uid", fmt.Errorf("%w: uid %q, want %s", ErrNotVerified, st["Uid"], wantUID))
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"Uid", wantUID}, {"Gid", wantGID}} {
+		w := strconv.Itoa(k.want)
+		f := strings.Fields(st[k.key])
+		if len(f) != 4 || f[0] != w || f[1] != w || f[2] != w || f[3] != w {
+			return stepErr("verify", strings.ToLower(k.key), fmt.Errorf("%w: %s %q, want %s", ErrNotVerified, strings.ToLower(k.key), st[k.key], w))
+		}
 	}
-	uidReason := "uid-" + strconv.Itoa(s.UID)
+	// A per-sandbox id is named by a fixed word (the number is in the
+	// evidence): nothing in Applied depends on the random draw.
+	uidReason := sb.uidReason(s.UID)
 	if rootless {
 		// 0 inside a user namespace that maps only our own host uid.
 		uidReason = "uid-0-in-userns-as-caller"
@@ -315,6 +323,14 @@ func (sb *Sandbox) collectStats() {
 func mapToHost(id int, rootless bool) int {
 	if rootless {
 		return os.Geteuid()
+	}
+	return userNSBase + id
+}
+
+// mapGIDToHost is mapToHost for a group id.
+func mapGIDToHost(id int, rootless bool) int {
+	if rootless {
+		return os.Getegid()
 	}
 	return userNSBase + id
 }

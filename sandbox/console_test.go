@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,7 +83,8 @@ echo ready; read line; echo "got $line"; exit 3`)
 	if ex.Code != 3 {
 		t.Errorf("exit %+v, want code 3; the console showed %q", ex, out)
 	}
-	for _, want := range []string{"all-terminals", "owner 65534", "size 33 101", "got hello", "\r\n"} {
+	owner := "owner " + strconv.Itoa(sb.Evidence().UID) // the sandbox's own uid
+	for _, want := range []string{"all-terminals", owner, "size 33 101", "got hello", "\r\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the console showed %q, want it to contain %q", out, want)
 		}

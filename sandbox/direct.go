@@ -24,10 +24,11 @@ import (
 // reaper in its own session, as a child subreaper. What it can guarantee:
 //
 //   - never root: as root, the reaper switches to the Spec's unprivileged
-//     uid and gid (no supplementary groups, no capabilities) before it
-//     forks the subject, and a root supervisor that cannot switch
-//     (ErrCannotDropRoot) refuses to start; not as root, the subject is
-//     the caller, with its capabilities dropped;
+//     uid and gid (by default the sandbox's own, uid.go, shared with no
+//     other sandbox and no host account; no supplementary groups, no
+//     capabilities) before it forks the subject, and a root supervisor
+//     that cannot switch (ErrCannotDropRoot) refuses to start; not as
+//     root, the subject is the caller, with its capabilities dropped;
 //   - no_new_privs, our seccomp filter and RLIMIT_CORE 0, all inherited
 //     from the reaper and checked from the host before the subject runs;
 //   - as root, a cgroup (memory/pids limits, and Kill empties it, so even
@@ -169,11 +170,12 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 
 // directIDs is who the direct runner's subject runs as: nil (the caller,
 // no other uid is possible) when the supervisor is not root; as root, the
-// Spec's ids (withDefaults made them DefaultUID/DefaultGID), never 0, and
-// only when the supervisor can switch to them. Isolation none must never
-// mean "run the subject as root": a root without CAP_SETUID or CAP_SETGID
-// (a pod that dropped every capability) gets ErrCannotDropRoot, before
-// anything runs.
+// Spec's ids (the sandbox's own claimed id where the caller left them
+// zero, uid.go: no other sandbox, and no host account, has it), never 0,
+// and only when the supervisor can switch to them. Isolation none must
+// never mean "run the subject as root": a root without CAP_SETUID or
+// CAP_SETGID (a pod that dropped every capability) gets
+// ErrCannotDropRoot, before anything runs.
 func directIDs(s *Spec) (*reaper.IDs, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
@@ -218,7 +220,7 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, done <-chan struct{}) 
 	uidReason := "uid-" + strconv.Itoa(uid) + "-as-caller"
 	if ids != nil {
 		uid, gid = ids.UID, ids.GID
-		uidReason = "uid-" + strconv.Itoa(uid)
+		uidReason = sb.uidReason(uid)
 	}
 	for _, k := range []struct {
 		key  string

@@ -69,7 +69,8 @@ func TestDirect(t *testing.T) {
 
 // directFixture is newFixture with the mapped root reachable by the
 // sandbox uid on the host: t.TempDir's parent is a 0700 root-owned
-// directory, which the direct runner (rightly) refuses to enter as 65534.
+// directory, which the direct runner (rightly) refuses to enter as the
+// sandbox's unprivileged uid.
 func directFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t)
@@ -95,7 +96,8 @@ func statusFields(s string) map[string][]string {
 // namespaces, no seccomp and no no_new_privs. The subject must instead
 // see the sandbox uid with no groups and no capabilities, no_new_privs
 // and our seccomp filter, no core dumps, and a setuid-root binary must
-// not give it root back.
+// not give it root back. The uid is the sandbox's own (uid.go), the one
+// its evidence records, never 65534.
 func TestDirectDropsRoot(t *testing.T) {
 	f := directFixture(t)
 	f.withEscape(t)
@@ -115,8 +117,6 @@ func TestDirectDropsRoot(t *testing.T) {
 	}
 	// Should the mount ever succeed (the old code, as root), undo it.
 	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(f.root, "m"), unix.MNT_DETACH) })
-	u := strconv.Itoa(DefaultUID)
-	g := strconv.Itoa(DefaultGID)
 	zero := "0000000000000000"
 
 	t.Run("credentials", func(t *testing.T) {
@@ -125,6 +125,11 @@ func TestDirectDropsRoot(t *testing.T) {
 		if ex.ShellStatus() != 0 {
 			t.Fatalf("exit %+v stderr %q", ex, stderr)
 		}
+		ev := sb.Evidence()
+		if ev.UID == 0 || ev.UID == 65534 || ev.GID == 0 || ev.GID == 65534 {
+			t.Errorf("evidence uid %d gid %d: want the sandbox's own ids", ev.UID, ev.GID)
+		}
+		u, g := strconv.Itoa(ev.UID), strconv.Itoa(ev.GID)
 		lines := strings.SplitN(out, "\n", 3)
 		if len(lines) != 3 || lines[0] != u || lines[1] != g {
 			t.Fatalf("id -u, id -g: %q, want %s and %s", out, u, g)
@@ -145,31 +150,30 @@ func TestDirectDropsRoot(t *testing.T) {
 				t.Errorf("mechanism %s: %+v (present %v)", name, m, ok)
 			}
 		}
-		if ev := sb.Evidence(); ev.UID != DefaultUID || ev.GID != DefaultGID {
-			t.Errorf("evidence uid %d gid %d", ev.UID, ev.GID)
-		}
 	})
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
-		// Unprivileged user namespaces are allowed on the host for uid
-		// 65534: only the filter refuses this one.
+		// Unprivileged user namespaces are allowed on the host for any
+		// uid: only the filter refuses this one.
 		{"unshare user namespace", []string{"./escape", "unshare", "user"}, "ERR EPERM"},
 		{"unshare mount namespace", []string{"./escape", "unshare", "mnt"}, "ERR EPERM"},
 		{"mount tmpfs", []string{"./escape", "mount", "m"}, "ERR EPERM"},
 		{"bpf", []string{"./escape", "bpf"}, "ERR EPERM"},
 		// The reaper is not dumpable although it has the subject's uid.
 		{"write the reaper's memory", []string{"/bin/sh", "-c", "exec ./escape openw /proc/$PPID/mem"}, "ERR EACCES"},
-		// no_new_privs: the setuid bit is ignored (the host /tmp is not nosuid).
-		{"setuid-root binary", []string{"./escape-suid", "euid"}, "OK euid=" + u},
+		// no_new_privs: the setuid bit is ignored (the host /tmp is not
+		// nosuid). <uid> is the sandbox's own uid, from its evidence.
+		{"setuid-root binary", []string{"./escape-suid", "euid"}, "OK euid=<uid>"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ex, out, stderr, _ := runBox(t, f.isoSpec(IsolationNone, tc.args...), 20*time.Second)
-			if out != tc.want {
-				t.Errorf("%v: %q (exit %+v, stderr %q), want %q", tc.args, out, ex, stderr, tc.want)
+			ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, tc.args...), 20*time.Second)
+			want := strings.ReplaceAll(tc.want, "<uid>", strconv.Itoa(sb.Evidence().UID))
+			if out != want {
+				t.Errorf("%v: %q (exit %+v, stderr %q), want %q", tc.args, out, ex, stderr, want)
 			}
 		})
 	}
@@ -177,7 +181,7 @@ func TestDirectDropsRoot(t *testing.T) {
 
 // TestDirectUnreachableRoot: a working directory the sandbox uid cannot
 // enter (root-owned 0700) is a start error naming it, never a subject
-// that runs as root there, or as 65534 somewhere else.
+// that runs as root there, or as its unprivileged uid somewhere else.
 func TestDirectUnreachableRoot(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct {
@@ -355,7 +359,9 @@ func TestDirectVerifyRefuses(t *testing.T) {
 				t.Fatalf("%v: %q %v", argv, line, err)
 			}
 			sb := &Sandbox{}
-			err = sb.verifyDirect(cmd.Process.Pid, &reaper.IDs{UID: DefaultUID, GID: DefaultGID}, done)
+			// The ids the check expects: those drop switches to (an
+			// explicit Spec.UID/GID, as far as verifyDirect knows).
+			err = sb.verifyDirect(cmd.Process.Pid, &reaper.IDs{UID: 65534, GID: 65534}, done)
 			var se *StepError
 			if !errors.Is(err, ErrNotVerified) || !errors.As(err, &se) || se.Object != tc.step {
 				t.Errorf("verify: %v, want ErrNotVerified at %s", err, tc.step)

@@ -271,9 +271,11 @@ echo "adopted=$pp zombies=$z"
 // (PID 1, or the subreaper with isolation none) and are reaped as they end,
 // every one of them even when their ends coalesce into one SIGCHLD.
 func TestReaperOrphans(t *testing.T) {
-	f := directFixture(t)
 	for _, iso := range bothIsolations {
 		t.Run(string(iso), func(t *testing.T) {
+			// A root of its own: each sandbox has its own uid, and the
+			// other run's "orphans" file is not this one's to overwrite.
+			f := directFixture(t)
 			ex, out, stderr, _ := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", orphanScript), 5*time.Second)
 			if ex.ShellStatus() != 0 || out != "adopted=yes zombies=" {
 				t.Errorf("exit %+v stdout %q (stderr %q), want adopted=yes and no zombies", ex, out, stderr)

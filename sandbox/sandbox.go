@@ -79,6 +79,14 @@ type Sandbox struct {
 	root, rootfs  *hostDir
 	rootfsEntries []*hostDir
 
+	// ids is the sandbox's claim on its own host uid and gid (uid.go);
+	// nil when Spec.UID and GID were the caller's, or there is none to
+	// make (rootless, a user namespace).
+	ids *idClaim
+	// perRootID is the id derived from the mapped root (rootID), shared
+	// by every sandbox on that directory; 0 when not used.
+	perRootID int
+
 	applied  Applied
 	mu       sync.Mutex // guards evidence, which Wait completes
 	evidence Evidence
@@ -140,6 +148,18 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	if err := writeOwner(sb.dir); err != nil {
 		return stepErr("owner record", sb.dir, err)
 	}
+	// A mapped root (not a scratch root) is opened first: its identity
+	// gives the sandbox's id (uid.go, rootID).
+	if s.Root != "" {
+		if err := sb.openRoot(c); err != nil {
+			return err
+		}
+	}
+	// After the entry (a claim names it, and Sweep keeps a claim while
+	// its entry exists), before anything is made for the subject's uid.
+	if err := sb.claimIDs(c, rootless); err != nil {
+		return err
+	}
 	if s.ScratchRoot {
 		scratch, root, err := makeScratchRoot(sb.dir, id, s)
 		if err != nil {
@@ -150,12 +170,10 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	}
 	// The mapped root and the complete root are hostile paths: opened
 	// once here, and only these descriptors are mounted and verified.
-	if s.Root != "" {
-		if sb.root, err = openHostPath(s.Root, true); err != nil {
-			return stepErr("open root", s.Root, err)
+	if s.Root != "" && sb.root == nil { // the scratch root
+		if err := sb.openRoot(c); err != nil {
+			return err
 		}
-		c.add(sb.root.Close)
-		s.hook(hookRootOpened, s.Root)
 	}
 	if s.RootFS != "" && s.isolation() == IsolationOS {
 		if sb.rootfs, err = openHostPath(s.RootFS, true); err != nil {
@@ -169,6 +187,69 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		return sb.startDirect(c)
 	}
 	return sb.startContainer(ctx, c, rootless)
+}
+
+// openRoot opens the mapped root once (hostpath.go); only that
+// descriptor is used from then on.
+func (sb *Sandbox) openRoot(c *cleanup) error {
+	s := &sb.spec
+	h, err := openHostPath(s.Root, true)
+	if err != nil {
+		return stepErr("open root", s.Root, err)
+	}
+	sb.root = h
+	c.add(h.Close)
+	s.hook(hookRootOpened, s.Root)
+	return nil
+}
+
+// claimIDs gives the sandbox a host uid and gid of its own when Spec.UID
+// or GID is zero, the supervisor is root and no user namespace is used
+// (uid.go). The claim is released by Destroy after the sandbox's
+// processes are gone: it is registered before anything that runs as it.
+func (sb *Sandbox) claimIDs(c *cleanup, rootless bool) error {
+	s := &sb.spec
+	if !perSandboxIDs(s, rootless) {
+		return nil
+	}
+	if sb.root != nil {
+		// Every sandbox on this directory shares its id: nothing to claim.
+		id := rootID(sb.root.id)
+		if s.UID == 0 {
+			s.UID = id
+		}
+		if s.GID == 0 {
+			s.GID = id
+		}
+		sb.perRootID = id
+		return nil
+	}
+	claim, err := claimID(s.StateDir, sb.id)
+	if err != nil {
+		return stepErr("uid", s.StateDir, err)
+	}
+	c.add(claim.release)
+	sb.ids = claim
+	if s.UID == 0 {
+		s.UID = claim.id
+	}
+	if s.GID == 0 {
+		s.GID = claim.id
+	}
+	return nil
+}
+
+// uidReason is the unprivileged-uid mechanism's reason for a uid that is
+// not the caller's: a fixed word for a per-sandbox id, so that nothing
+// derived from Applied varies with the random draw.
+func (sb *Sandbox) uidReason(uid int) string {
+	if sb.ids != nil && uid == sb.ids.id {
+		return "uid-per-sandbox"
+	}
+	if sb.perRootID != 0 && uid == sb.perRootID {
+		return "uid-per-root"
+	}
+	return "uid-" + strconv.Itoa(uid)
 }
 
 func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool) error {

@@ -24,8 +24,12 @@ const (
 // read-write; it is also the subject's working directory and HOME default.
 const Workdir = "/sandbox"
 
-// DefaultUID and DefaultGID are the unprivileged ids the subject runs as
-// when the supervisor is root (nobody/nogroup on Debian).
+// DefaultUID and DefaultGID are the ids the subject runs as inside an
+// opt-in user namespace of a root supervisor (Spec.UserNamespace), when
+// Spec.UID and GID are zero: container ids, which are host
+// userNSBase+65534 there. Without a user namespace a root supervisor
+// gives every sandbox a host uid and gid of its own instead (uid.go); no
+// sandbox runs as the host's nobody.
 const (
 	DefaultUID = 65534
 	DefaultGID = 65534
@@ -111,9 +115,15 @@ type Spec struct {
 	// UserNamespace forces a user namespace even when the supervisor is root.
 	// It is always used when the supervisor is not root.
 	UserNamespace bool
-	// UID and GID the subject runs as. Zero values pick DefaultUID/DefaultGID
-	// as root, and 0 (mapped to the caller's own uid) in rootless mode, where
-	// no other id is mapped.
+	// UID and GID the subject runs as. A non-zero value is the caller's
+	// choice and is used as given (it must not lie in the per-sandbox
+	// range, 0x70000000..0x70ffffff). Zero means: as root without a user
+	// namespace (isolation os and none), a fresh host id for this sandbox
+	// alone, drawn from that range and claimed for the sandbox's life
+	// (Evidence.UID/GID say which); in a root supervisor's user namespace,
+	// DefaultUID/DefaultGID inside it; rootless, 0 inside the user
+	// namespace, mapped to the caller's own uid, where no other id is
+	// mapped.
 	UID, GID int
 
 	// testHook, set only by this package's tests, runs at the named points
@@ -233,6 +243,11 @@ func (s *Spec) Validate() error {
 	if s.UID < 0 || s.GID < 0 {
 		return &SpecError{"UID", "negative id"}
 	}
+	if inSandboxIDRange(s.UID) || inSandboxIDRange(s.GID) {
+		// Those are handed out one per sandbox; a caller's choice there
+		// could be a live sandbox's.
+		return &SpecError{"UID", fmt.Sprintf("ids %d..%d are reserved for per-sandbox ids (leave UID and GID zero for one)", sandboxIDBase, sandboxIDBase+sandboxIDCount-1)}
+	}
 	if s.StateDir != "" && !filepath.IsAbs(s.StateDir) {
 		return &SpecError{"StateDir", "not absolute"}
 	}
@@ -260,9 +275,11 @@ func (s Spec) withDefaults(rootless bool) Spec {
 	}
 	if rootless {
 		s.UserNamespace = true
-	} else if s.UID == 0 && s.GID == 0 {
+	} else if s.UserNamespace && s.isolation() == IsolationOS && s.UID == 0 && s.GID == 0 {
 		s.UID, s.GID = DefaultUID, DefaultGID
 	}
+	// Otherwise, as root, zero ids are filled in by Start with a claimed
+	// per-sandbox id (uid.go), once the sandbox's state entry exists.
 	hasPath := false
 	for _, e := range s.Env {
 		if strings.HasPrefix(e, "PATH=") {

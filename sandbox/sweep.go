@@ -49,16 +49,19 @@ const scratchWorkdir = "sandbox"
 // listable /tmp). The scratch root is made fresh (mkdirat on a checked
 // descriptor of the temporary directory: a planted entry or symlink fails
 // it) and owned by us; the workdir inside it belongs to the subject's host
-// uid, mode 0700. The scratch root is 0700 when the subject reaches the
-// workdir only through libcontainer's bind mount (root without a user
-// namespace, which binds as root; rootless, where everything is our uid),
-// and 0711 — traversable, not listable — when the subject or its init
-// walks the host path under another uid (isolation none as root, which
-// drops to Spec.UID; a root supervisor's user namespace, whose ids are
-// 2^30+id on the host). Either way another user can neither list it nor
-// enter the workdir. The temporary directory itself must pass the state
-// directory's path check (root's or ours, sticky if others can write it),
-// so no one else can rename the scratch root away.
+// uid, mode 0700 — as root without a user namespace that is the sandbox's
+// own id (claimed before this is called, uid.go), so no other sandbox's
+// subject can enter it either. The scratch root is 0700 when the subject
+// reaches the workdir only through libcontainer's bind mount (root
+// without a user namespace, which binds as root; rootless, where
+// everything is our uid), and 0711 — traversable, not listable — when the
+// subject or its init walks the host path under another uid (isolation
+// none as root, which drops to Spec.UID, the sandbox's own id by default;
+// a root supervisor's user namespace, whose ids are 2^30+id on the host).
+// Either way another user can neither list it nor enter the workdir. The
+// temporary directory itself must pass the state directory's path check
+// (root's or ours, sticky if others can write it), so no one else can
+// rename the scratch root away.
 func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err error) {
 	tmp := os.TempDir()
 	scratch = filepath.Join(tmp, scratchPrefix+id)
@@ -197,9 +200,10 @@ type SweepReport struct {
 
 // Sweep removes what supervisors that died without Destroy left in
 // stateDir: it kills their sandboxes' processes, removes their cgroups and
-// libcontainer state and their directories. Entries whose owner process
-// is alive (another supervisor, or this one) are left alone, so Sweep is
-// safe to run next to live sandboxes. An empty stateDir means
+// libcontainer state and their directories, and then frees the
+// per-sandbox ids (uid.go) whose entries are gone. Entries whose owner
+// process is alive (another supervisor, or this one) are left alone, so
+// Sweep is safe to run next to live sandboxes. An empty stateDir means
 // DefaultStateDir(); a missing one is not an error, and one that another
 // user could write is refused (ErrUnsafeDir) with nothing touched.
 func Sweep(stateDir string) (SweepReport, error) {
@@ -238,6 +242,12 @@ func Sweep(stateDir string) (SweepReport, error) {
 			continue
 		}
 		rep.Removed = append(rep.Removed, e.Name())
+	}
+	// After the entries: a dead entry's processes are killed and the
+	// entry removed before its per-sandbox id is free again; an entry
+	// that could not be swept keeps its claim.
+	if err := sweepClaims(stateDir); err != nil {
+		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)
 }

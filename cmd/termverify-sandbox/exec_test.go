@@ -171,12 +171,24 @@ func TestExecSupervisorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	// The dead supervisor's sandbox: its state entry names it.
-	ents, err := os.ReadDir(state)
+	// The dead supervisor's sandbox: its state entry names it, and so
+	// does the claim on its own uid (uids/<uid> -> entry).
+	all, err := os.ReadDir(state)
+	var ents []os.DirEntry
+	for _, e := range all {
+		if strings.HasPrefix(e.Name(), "tvs-") {
+			ents = append(ents, e)
+		}
+	}
 	if err != nil || len(ents) != 1 {
-		t.Fatalf("state entries after the crash: %v %v", ents, err)
+		t.Fatalf("state entries after the crash: %v %v", all, err)
 	}
 	sandboxtest.CheckNoCgroups(t, ents[0].Name())
+	if claims, err := os.ReadDir(filepath.Join(state, "uids")); err != nil || len(claims) != 1 {
+		t.Errorf("uid claims after the crash: %v %v, want the crashed sandbox's", claims, err)
+	} else if to, err := os.Readlink(filepath.Join(state, "uids", claims[0].Name())); err != nil || to != ents[0].Name() {
+		t.Errorf("claim %s -> %q %v, want %s", claims[0].Name(), to, err, ents[0].Name())
+	}
 	for len(sandboxtest.PidsMatching(marker)) > 0 {
 		if time.Since(killed) > time.Second {
 			t.Fatalf("sandbox processes alive 1s after the supervisor's SIGKILL: %v", sandboxtest.PidsMatching(marker))
@@ -544,7 +556,7 @@ func TestExecTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := `tty; test -t 0 && test -t 1 && test -t 2 && echo all-terminals
-stat -c "owner %u" "$(tty)"
+echo "uid $(id -u)"; stat -c "owner %u %U" "$(tty)"
 echo "size $(stty size)"
 echo ready; read line; echo "got $line"
 while [ "$(stty size)" != "40 120" ]; do sleep 0.01; done; echo resized
@@ -573,7 +585,16 @@ stty -echo -icanon; echo done`
 	if status != 0 {
 		t.Errorf("exec status %d, want 0; the terminal showed %q", status, shown)
 	}
-	for _, want := range []string{"all-terminals", "owner 65534", "size 30 100", "got hello", "resized", "done"} {
+	// The pty is the subject's: its own uid, a fresh one per sandbox
+	// (never 65534, which host daemons share), named sandbox inside.
+	uid := ""
+	if m := regexp.MustCompile(`(?m)^uid ([0-9]+)\r?$`).FindStringSubmatch(shown); m != nil {
+		uid = m[1]
+	}
+	if uid == "" || uid == "0" || uid == "65534" {
+		t.Errorf("subject uid %q, want its own unprivileged uid; the terminal showed %q", uid, shown)
+	}
+	for _, want := range []string{"all-terminals", "owner " + uid + " sandbox", "size 30 100", "got hello", "resized", "done"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the terminal showed %q, want it to contain %q", shown, want)
 		}

@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Per-sandbox host ids.
+//
+// As root without a user namespace the subject runs as a plain host uid.
+// When every sandbox used the same one (65534, which host daemons run as
+// too, and the isolation-none subject as well), any process of that uid
+// passed the kernel's same-uid check against every subject (they are
+// dumpable after execve): /proc/<pid>/root/sandbox of another sandbox was
+// readable and writable, its PID-1 reaper could be killed, and another
+// sandbox's scratch workdir entered. So each such sandbox — isolation os
+// and none alike — gets a uid and gid of its own, the same number for
+// both, drawn at random from a reserved range and claimed exclusively for
+// the sandbox's life.
+//
+// The range is 0x70000000 .. 0x70ffffff (2^24 ids). It lies in what
+// systemd's UID table (systemd.io/UIDS-GIDS) leaves unused between its
+// container ranges (524288 .. 0x6fffffff, which nspawn and machined hand
+// out) and the foreign range (0x7ffe0000); it stays below 2^31, where
+// signed-uid bugs live; it is far above any id a distribution gives an
+// account; and it does not overlap userNSBase .. userNSBase+65535, the host
+// ids of an opt-in user namespace's mapping.
+//
+// The claim is a symlink <StateDir>/uids/<id> whose target is the owning
+// entry's name (tvs-…), made with symlinkat, which fails if the name
+// exists: among supervisors sharing a state directory no two live
+// sandboxes hold one id. Destroy removes it once the sandbox's processes
+// are gone (before the entry); Sweep removes every claim whose entry no
+// longer exists, after it swept the dead entries (and killed what they
+// ran). A shared flock on the state directory is held while claiming and
+// an exclusive one while sweeping and releasing, so a sweep never removes
+// a claim that was made after it looked. Supervisors with different state
+// directories do not see each other's claims: there, uniqueness rests on
+// the random draw (two live sandboxes among n share an id with probability
+// about n²/2^25).
+const (
+	sandboxIDBase  = 0x70000000
+	sandboxIDCount = 1 << 24
+)
+
+// uidsDir is the directory of claims in the state directory.
+const uidsDir = "uids"
+
+// randomDraws is how many random ids a claim tries before it scans.
+const randomDraws = 32
+
+// scanLimit bounds the scan that follows the random draws.
+const scanLimit = 4096
+
+// inSandboxIDRange reports whether id is one of the per-sandbox ids.
+func inSandboxIDRange(id int) bool {
+	return id >= sandboxIDBase && id < sandboxIDBase+sandboxIDCount
+}
+
+// perSandboxIDs reports whether Start gives the sandbox an id of its own:
+// root, no user namespace (isolation none never has one), and a UID or
+// GID left zero. Rootless, the only id there is is the caller's; in a
+// root supervisor's user namespace the ids are container ids, mapped to
+// userNSBase+id, and the zero value means DefaultUID/DefaultGID there.
+func perSandboxIDs(s *Spec, rootless bool) bool {
+	if rootless || (s.UserNamespace && s.isolation() == IsolationOS) {
+		return false
+	}
+	return s.UID == 0 || s.GID == 0
+}
+
+// idClaim is one sandbox's claim on an id.
+type idClaim struct {
+	stateDir string
+	id       int    // the host uid and gid
+	entry    string // the owning sandbox's id, the symlink's target
+}
+
+// The range is split in two halves that never meet: ids derived from a
+// mapped root (rootID) in the lower one, claimed random ids (claimID) in
+// the upper one.
+const (
+	rootIDCount  = sandboxIDCount / 2
+	claimIDBase  = sandboxIDBase + rootIDCount
+	claimIDCount = sandboxIDCount - rootIDCount
+)
+
+// claimID claims a free id of the upper half of the reserved range for the
+// entry (a sandbox id) in stateDir, which the caller has checked
+// (ensureStateDir).
+func claimID(stateDir, entry string) (*idClaim, error) {
+	return claimIDIn(stateDir, entry, claimIDBase, claimIDCount, randomIndex)
+}
+
+// rootID is the id of every sandbox that maps the directory whose
+// identity is root: a hash of its device and inode into the lower half of
+// the range. Sandboxes that map the same directory share an id, so that a
+// later run can change what an earlier one created there (a project tree
+// mapped again and again); they share a writable directory anyway, which
+// is a channel between them whatever their uids. Sandboxes that map
+// different directories get different ids unless the hash collides
+// (about n²/2^24 for n distinct roots in use at once), and never an id
+// that a random claim can hold.
+func rootID(root fileID) int {
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], root.dev)
+	binary.LittleEndian.PutUint64(b[8:], root.ino)
+	h.Write(b[:])
+	return sandboxIDBase + int(h.Sum64()%rootIDCount)
+}
+
+// claimIDIn is claimID over [base, base+count), drawing with draw (a
+// test passes a small range or a fixed draw).
+func claimIDIn(stateDir, entry string, base, count int, draw func(n int) (int, error)) (*idClaim, error) {
+	var id int
+	err := withClaims(stateDir, unix.LOCK_SH, true, func(fd int) error {
+		var err error
+		id, err = claimIn(fd, entry, base, count, draw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim a per-sandbox id in %s: %w", filepath.Join(stateDir, uidsDir), err)
+	}
+	return &idClaim{stateDir: stateDir, id: id, entry: entry}, nil
+}
+
+func claimIn(fd int, entry string, base, count int, draw func(n int) (int, error)) (int, error) {
+	try := func(i int) (bool, error) {
+		err := unix.Symlinkat(entry, fd, strconv.Itoa(base+i))
+		if errors.Is(err, unix.EEXIST) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	for range randomDraws {
+		i, err := draw(count)
+		if err != nil {
+			return 0, err
+		}
+		if ok, err := try(i); ok || err != nil {
+			return base + i, err
+		}
+	}
+	// Crowded (or a test's tiny range): look at the neighbours.
+	start, err := draw(count)
+	if err != nil {
+		return 0, err
+	}
+	for k := 0; k < count && k < scanLimit; k++ {
+		i := (start + k) % count
+		if ok, err := try(i); ok || err != nil {
+			return base + i, err
+		}
+	}
+	return 0, fmt.Errorf("no free id among %d tried in %d..%d", randomDraws+min(count, scanLimit), base, base+count-1)
+}
+
+// release removes the claim if it is still this entry's, and the claims
+// directory if that leaves it empty. Called once the sandbox's processes
+// are gone.
+func (c *idClaim) release() error {
+	if c == nil {
+		return nil
+	}
+	err := withClaims(c.stateDir, unix.LOCK_EX, false, func(fd int) error {
+		name := strconv.Itoa(c.id)
+		if target, err := readlinkat(fd, name); err != nil || target != c.entry {
+			return nil // not ours (any more): never remove another's claim
+		}
+		if err := unix.Unlinkat(fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("release id %d: %w", c.id, err)
+	}
+	return nil
+}
+
+// sweepClaims removes every claim in stateDir whose entry no longer
+// exists (its sandbox was destroyed or swept), and the claims directory
+// if that leaves it empty. Sweep calls it after it swept the entries of
+// dead supervisors, so their processes are gone first.
+func sweepClaims(stateDir string) error {
+	// Exclusive: no claim is made while we decide, so the name we remove
+	// is the claim we looked at.
+	return withClaims(stateDir, unix.LOCK_EX, false, func(fd int) error {
+		names, err := claimNames(fd)
+		if err != nil {
+			return fmt.Errorf("sweep claims: %w", err)
+		}
+		var errs []error
+		for _, name := range names {
+			target, err := readlinkat(fd, name)
+			if err != nil {
+				continue // not a claim (not ours to judge): left alone
+			}
+			if validEntryName(target) {
+				if _, err := os.Lstat(filepath.Join(stateDir, target)); !errors.Is(err, os.ErrNotExist) {
+					continue // its entry is there: live, or not swept yet
+				}
+			}
+			if err := unix.Unlinkat(fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("sweep claim %s: %w", name, err))
+			}
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// validEntryName: a sandbox id as newID makes it, never a path.
+func validEntryName(s string) bool {
+	return strings.HasPrefix(s, "tvs-") && !strings.ContainsAny(s, "/\x00") && s != "tvs-"
+}
+
+// withClaims runs fn on <stateDir>/uids with a flock of the state
+// directory held (shared to claim, exclusive to release and sweep: the
+// state directory, unlike the claims directory, is never removed, so the
+// lock always means the same thing). create makes the claims directory,
+// 0700; without it a missing one means there is nothing to do. Under the
+// exclusive lock the claims directory is removed when fn leaves it empty:
+// a state directory with no sandbox holds nothing of ours. The state
+// directory itself was checked (ensureStateDir); the claims directory is
+// checked again, because the claims decide who runs as which uid.
+func withClaims(stateDir string, how int, create bool, fn func(fd int) error) error {
+	sfd, err := unix.Open(stateDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: stateDir, Err: err}
+	}
+	defer unix.Close(sfd)
+	if err := flock(sfd, how); err != nil {
+		return &os.PathError{Op: "flock", Path: stateDir, Err: err}
+	}
+	dir := filepath.Join(stateDir, uidsDir)
+	if create {
+		if err := unix.Mkdirat(sfd, uidsDir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+			return &os.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+	}
+	fd, err := unix.Openat(sfd, uidsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && !create {
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return &UnsafeDirError{What: stateDirWhat, Path: dir, UID: int(st.Uid), Mode: os.FileMode(st.Mode & 0o777),
+			Reason: fmt.Sprintf("must be owned by uid %d and writable by no one else", os.Geteuid())}
+	}
+	err = fn(fd)
+	if how == unix.LOCK_EX {
+		// Fails (ENOTEMPTY) while any claim is left: fine.
+		_ = unix.Unlinkat(sfd, uidsDir, unix.AT_REMOVEDIR)
+	}
+	return err
+}
+
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	if n == len(buf) {
+		return "", unix.ENAMETOOLONG // longer than any entry name
+	}
+	return string(buf[:n]), nil
+}
+
+// claimNames lists the directory fd (which it does not close).
+func claimNames(fd int) ([]string, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), uidsDir)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// randomIndex draws uniformly from [0, n).
+func randomIndex(n int) (int, error) {
+	v, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		return 0, err
+	}
+	return int(v.Int64()), nil
+}
