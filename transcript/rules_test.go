@@ -9,13 +9,6 @@ import (
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
 
-// mut returns a copy of rs with record i replaced.
-func mut(rs []rec, i int, r rec) []rec {
-	out := append([]rec(nil), rs...)
-	out[i] = r
-	return out
-}
-
 func applied(c, extra string) []rec {
 	rs := negotiated()
 	for i := range rs {
