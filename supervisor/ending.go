@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -103,6 +104,9 @@ func startCode(ready bool) string {
 // abortEnding records a deadline expiry or a signal: the deadline, the
 // phase and whether the input could not be written or the reply never
 // came. It carries no exit: a deadline abort discloses no exit evidence.
+//
+// A deadline's details are upstream's (abort-deadline-ms, phase, during),
+// plus ours: which deadline it was (deadline, deadline_ms) and the input.
 func abortEnding(cause error, ready bool, p phase, during string, input int, lim Deadlines) *ending {
 	d := details{}.str("phase", string(p)).str("during", during)
 	if input > 0 {
@@ -126,7 +130,7 @@ func abortEnding(cause error, ready bool, p phase, during string, input int, lim
 			ms = lim.Epoch.Milliseconds()
 		}
 	}
-	d = d.str("failure", failure).str("deadline", name).num("deadline_ms", ms)
+	d = d.str("failure", failure).str("deadline", name).num("deadline_ms", ms).num("abort-deadline-ms", ms)
 	what := map[string]string{
 		"write": "the input could not be delivered to the subject",
 		"read":  "the subject's reply never came",
@@ -162,8 +166,11 @@ const (
 	violExitedInStart   = "exited-before-handshake-reply"
 )
 
+// lifecycleEnding is a peer-lifecycle failure. during is the phase word,
+// as upstream writes it (handshake, epoch, stop; ours also idle, for the
+// traffic upstream does not detect); phase, violation and input are ours.
 func lifecycleEnding(p phase, violation string, kind control.Kind, input int, msg string) *ending {
-	d := details{}.str("failure", FailureLifecycle).str("phase", string(p)).str("violation", violation)
+	d := details{}.str("failure", FailureLifecycle).str("phase", string(p)).str("during", string(p)).str("violation", violation)
 	if kind != "" {
 		d = d.str("kind", string(kind))
 	}
@@ -176,11 +183,14 @@ func lifecycleEnding(p phase, violation string, kind control.Kind, input int, ms
 // tooManyDiagnostics is seed 000's ceiling (control.MaxStartupDiagnostics
 // for the handshake, control.MaxEpochDiagnostics for an epoch or the stop
 // drain): the next diagnostic in one phase is a resource-limit breach, so
-// peer-malformed.
+// peer-malformed. The details are upstream's (budget, and during the phase
+// word: handshake, epoch or stop), plus ours: the rule that says it is a
+// limit breach rather than a parse error, the same ceiling as limit, the
+// phase and the input.
 func tooManyDiagnostics(p phase, input int) *ending {
 	limit := diagnosticLimit(p)
-	d := details{}.str("failure", FailureMalformed).str("phase", string(p)).str("during", "parse").
-		str("rule", control.RuleDiagnostics).num("limit", int64(limit))
+	d := details{}.str("failure", FailureMalformed).str("phase", string(p)).str("during", string(p)).
+		num("budget", int64(limit)).str("rule", control.RuleDiagnostics).num("limit", int64(limit))
 	if input > 0 {
 		d = d.num("input", int64(input))
 	}
@@ -249,4 +259,23 @@ func (s *session) writeEnd(pctx context.Context, err error) *ending {
 // abort is a deadline's or a signal's ending.
 func (s *session) abort(cause error, during string) *ending {
 	return abortEnding(cause, s.phase.ready(), s.phase, during, s.input, s.lim)
+}
+
+// subjectFailure records a failure the subject reported itself, as
+// upstream does: session.failed before readiness (adapter-start-failed),
+// run.failed after it (adapter-runtime-failed). The error code is the
+// adapter's; the subject's own code and details are kept in subject-code
+// and subject-details (null when it gave none), its message after what
+// upstream says.
+func subjectFailure(ready bool, f control.Failure) *ending {
+	msg := "the subject refused the session: "
+	if ready {
+		msg = "the subject reported run.failed: "
+	}
+	sd := canon.NullValue()
+	if f.Details != nil {
+		sd = *f.Details
+	}
+	d := details{}.str("subject-code", f.Code).val("subject-details", sd)
+	return failedEnding(startCode(ready), msg+f.Message, d)
 }

@@ -102,6 +102,12 @@ type Request struct {
 	// auto downgraded, for instance). Nil discards them.
 	Logf func(format string, args ...any)
 
+	// Replay marks Inputs as a recorded script replayed as is (the replay
+	// command): no input.stop is appended, and when the inputs run out
+	// with the run still open, the run ends run.failed with the code
+	// CodeReplayNotTerminated instead of a stop being invented.
+	Replay bool
+
 	// startSandbox replaces sandbox.Start in this package's tests, so that
 	// a start failure of any kind can be produced deterministically.
 	startSandbox func(context.Context, sandbox.Spec) (*sandbox.Sandbox, error)
@@ -167,7 +173,7 @@ func (r *Request) prepare() error {
 	if r.Subject.Platform == nil {
 		r.Subject.Platform = &transcript.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	}
-	inputs, err := checkScript(r.Inputs)
+	inputs, err := checkScript(r.Inputs, !r.Replay)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -180,7 +186,8 @@ func (r *Request) prepare() error {
 
 // checkScript refuses what control/v1 cannot carry or the transcript would
 // refuse, and appends input.stop when missing.
-func checkScript(in []transcript.Input) ([]transcript.Input, error) {
+// Without addStop (a replay) nothing is appended.
+func checkScript(in []transcript.Input, addStop bool) ([]transcript.Input, error) {
 	out := make([]transcript.Input, 0, len(in)+1)
 	kinds := controlInputKinds()
 	var check transcript.InputChecker
@@ -193,6 +200,9 @@ func checkScript(in []transcript.Input) ([]transcript.Input, error) {
 		}
 		out = append(out, x)
 	}
+	if !addStop {
+		return out, nil
+	}
 	if len(out) == 0 {
 		return append(out, transcript.Stop{}), nil
 	}
@@ -201,6 +211,10 @@ func checkScript(in []transcript.Input) ([]transcript.Input, error) {
 	}
 	return out, nil
 }
+
+// CodeReplayNotTerminated is the error code of a replay whose recorded
+// inputs ran out while the run was still open (Request.Replay).
+const CodeReplayNotTerminated = "replay-not-terminated"
 
 // RunFile is a parsed request file: {"run_id", "config", "subject"}.
 type RunFile struct {

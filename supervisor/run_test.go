@@ -80,8 +80,10 @@ func TestExample(t *testing.T) {
 		t.Errorf("final observation process %s", got)
 	}
 	// The subject saw the sandbox: its working directory is the mapped
-	// root's in-sandbox path, and no LANG/LC_* was delivered.
-	state := jsonText(mustGet(t, last, "state"))
+	// root's in-sandbox path, and no LANG/LC_* was delivered. (The final
+	// observation is the adapter's synthesized one: the state is in the
+	// one before it.)
+	state := jsonText(mustGet(t, o.tr.Records[len(o.tr.Records)-4].Payload(), "state"))
 	if !strings.Contains(state, `"cwd":"/sandbox"`) || strings.Contains(state, "LANG") {
 		t.Errorf("subject state %s", state)
 	}
@@ -289,9 +291,9 @@ func TestFailures(t *testing.T) {
 		{"peer-malformed lone surrogate", []string{"lone-surrogate"}, nil, failed(runtime, FailureMalformed, "epoch", "parse")},
 		{"peer-malformed integer beyond 2^53", []string{"big-int"}, nil, failed(runtime, FailureMalformed, "epoch", "parse")},
 		{"peer-malformed 101 diagnostics", []string{"diagnostics", "101"}, nil,
-			both(failed(runtime, FailureMalformed, "epoch", "parse"), detail("rule", "limit.diagnostics"))},
+			both(failed(runtime, FailureMalformed, "epoch", "epoch"), detail("rule", "limit.diagnostics"))},
 		{"100 diagnostics are fine", []string{"diagnostics", "100"}, nil, finished(`{"kind":"code","value":0}`, true)},
-		{"peer-malformed 101 startup diagnostics", []string{"diagnostics", "101", "hello"}, nil, failed(start, FailureMalformed, "handshake", "parse")},
+		{"peer-malformed 101 startup diagnostics", []string{"diagnostics", "101", "hello"}, nil, failed(start, FailureMalformed, "handshake", "handshake")},
 		{"peer-malformed endless line", []string{"flood"}, nil, both(failed(runtime, FailureMalformed, "epoch", "parse"), detail("rule", "limit.line-bytes"))},
 		// The unsolicited observation follows session.ready in a second
 		// write. When it is in our buffer or the pipe before input 1 is

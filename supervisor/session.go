@@ -26,20 +26,26 @@ type session struct {
 	runID string
 	cfg   config.Config
 
-	phase phase
-	input int // 1-based index of the current input
+	phase  phase
+	input  int  // 1-based index of the current input
+	replay bool // Request.Replay: the inputs may run out with the run open
 
-	// The observation that closed the last epoch (or the stop drain's
-	// final one), decoded and checked but not yet recorded: the next epoch
-	// records it (after sending its input first, when it can), the run's
-	// end records it (with the OS exit, or as the subject's last word).
+	// The observation that closed the last epoch, decoded and checked but
+	// not yet recorded: the next epoch records it (after sending its input
+	// first, when it can), a failed run's end records it as the subject's
+	// last word.
 	held      transcript.Observation
 	heldBytes int // the length of its wire form
 	holding   bool
+
+	// drained: the stop drain's optional final observation arrived. It is
+	// checked and never recorded (upstream's record): the adapter's
+	// synthesized exited-process observation closes the drain.
+	drained bool
 }
 
 func newSession(rec *recorder, p proc, c conn, req *Request) *session {
-	return &session{rec: rec, proc: p, conn: c, lim: req.Deadlines, runID: req.RunID, cfg: req.Config}
+	return &session{rec: rec, proc: p, conn: c, lim: req.Deadlines, runID: req.RunID, cfg: req.Config, replay: req.Replay}
 }
 
 func (s *session) close() { s.conn.close() }
@@ -109,12 +115,7 @@ func (s *session) reply(pctx context.Context) *ending {
 			if u, ok := m.(control.Unsupported); ok {
 				return s.rec.subjectRefused(u.Constraint, u.Code, u.Message)
 			}
-			f := m.(control.SessionFailed).Error
-			d := details{}.str("subject-code", f.Code)
-			if f.Details != nil {
-				d = d.val("subject-details", *f.Details)
-			}
-			return failedEnding(transcript.CodeAdapterStartFailed, f.Message, d)
+			return subjectFailure(false, m.(control.SessionFailed).Error)
 		default:
 			return s.misplaced(m)
 		}
@@ -123,7 +124,9 @@ func (s *session) reply(pctx context.Context) *ending {
 
 // runEpochs runs the input script, one single-flight epoch per input,
 // each under its own whole-epoch deadline; the last input is input.stop,
-// whose drain ends the run.
+// whose drain ends the run. A replay's recorded inputs need not end with
+// input.stop: when they run out with the run still open, the run fails
+// (notTerminated) rather than a stop being invented.
 func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *ending {
 	for i, in := range inputs {
 		s.input = i + 1
@@ -138,9 +141,33 @@ func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *end
 			return s.end(end)
 		}
 	}
+	if s.replay {
+		pctx, cancel := context.WithTimeoutCause(ctx, s.lim.Epoch, errEpochDeadline)
+		defer cancel()
+		return s.end(s.notTerminated(pctx, len(inputs)))
+	}
 	// Unreachable: the script ends with input.stop and its drain always
 	// ends the run. Say so rather than leave the run without an end.
 	return s.end(lifecycleEnding(phaseStop, violAfterFinal, "", s.input, "the stop drain ended without a terminal message"))
+}
+
+// notTerminated ends a replay whose inputs ran out before the run ended.
+// The last epoch's observation is recorded, and what the subject sent
+// since is looked at exactly as before a next input would be (idle): a
+// subject that already finished on its own is recorded truthfully. A run
+// still open fails with CodeReplayNotTerminated; no stop is invented.
+func (s *session) notTerminated(pctx context.Context, inputs int) *ending {
+	s.arm(pctx)
+	if err := s.flush(); err != nil {
+		return s.rec.fail(err, s.phase)
+	}
+	s.conn.recorded()
+	if end := s.idle(pctx); end != nil {
+		return end
+	}
+	d := details{}.str("failure", CodeReplayNotTerminated).str("phase", string(s.phase)).num("inputs", int64(inputs))
+	return failedEnding(CodeReplayNotTerminated,
+		fmt.Sprintf("the replayed inputs ran out with the run still open: the last of the %d was not input.stop, and a replay invents none", inputs), d)
 }
 
 // epoch runs one input's epoch. The observation that closed the last one
@@ -213,8 +240,10 @@ func (s *session) idle(pctx context.Context) *ending {
 
 // collect reads an epoch's messages: diagnostics, then one closing
 // observation or a terminal message. The closing observation is held for
-// the next epoch to record; in the stop drain it is held until the
-// terminal message says how the run ends (exitWith).
+// the next epoch to record. In the stop drain it is checked and dropped,
+// as upstream does: only a terminal message or end of stream may follow
+// it, and the adapter's synthesized exited-process observation closes the
+// drain (exitWith).
 func (s *session) collect(pctx context.Context, stop bool) *ending {
 	diags := 0
 	for {
@@ -227,7 +256,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 		}
 		switch m := m.(type) {
 		case control.Diagnostic:
-			if s.holding {
+			if s.drained {
 				return s.afterFinal(m)
 			}
 			if diags++; diags > diagnosticLimit(s.phase) {
@@ -237,7 +266,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 				return s.rec.fail(err, s.phase)
 			}
 		case control.Observation:
-			if s.holding {
+			if s.drained {
 				return s.afterFinal(m)
 			}
 			if m.Process != nil && m.Process.State == control.ProcessExited {
@@ -245,10 +274,13 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 				return lifecycleEnding(s.phase, violExited, m.Kind(), s.input,
 					"the subject's observation reports its own exit; only the adapter observes that")
 			}
-			s.hold(observationRecord(&m), wireBytes)
-			if !stop {
-				return nil // the last input is input.stop, so a next epoch records it
+			if stop {
+				s.drained = true
+				continue
 			}
+			// A next epoch records it, or the replay's or the run's end.
+			s.hold(observationRecord(&m), wireBytes)
+			return nil
 		default:
 			return s.terminalOr(pctx, m)
 		}
@@ -323,14 +355,15 @@ func (s *session) waitExit(pctx context.Context) (sandbox.Exit, *ending) {
 
 // exitWith records the end of a subject whose OS exit is known. The
 // OS-observed exit is authoritative: a different claim adds the
-// exit-record-mismatch diagnostic. In an open epoch the exit is recorded
-// as an exited-process observation closing it: the stop drain's held
-// final observation carrying the OS exit, or upstream's synthesized empty
-// one. While idle the transcript admits neither a diagnostic nor an
-// observation, so only the terminal record carries the exit.
+// exit-record-mismatch diagnostic. In an open epoch (the stop drain
+// included) the exit is recorded as the observation closing it, which the
+// adapter synthesizes as upstream does: no state, no events, an empty UI,
+// the OS exit. While idle the transcript admits neither a diagnostic nor
+// an observation, so only the terminal record carries the exit. A
+// subject's run.failed is recorded as upstream records it
+// (subjectFailure).
 func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *control.Failure) *ending {
 	observed := osExit(exit)
-	held, holding := s.take()
 	open := s.phase.open()
 	if open {
 		if claim != nil && wireExit(*claim) != observed {
@@ -342,18 +375,12 @@ func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *cont
 				return s.rec.fail(err, s.phase)
 			}
 		}
-		o := exitedObservation(observed)
-		if holding {
-			o = held
-			o.Process = &transcript.Process{Exited: true, Exit: observed}
-		}
-		if err := s.rec.observe(o); err != nil {
+		if err := s.rec.observe(exitedObservation(observed)); err != nil {
 			return s.rec.fail(err, s.phase)
 		}
 	}
 	if failure != nil {
-		// Subject-reported failures keep the subject's own error code.
-		return &ending{failed: &transcript.Failure{Code: failure.Code, Message: failure.Message, Details: failure.Details}}
+		return subjectFailure(true, *failure)
 	}
 	end := &ending{finished: &observed}
 	if !open && claim != nil && wireExit(*claim) != observed {

@@ -57,6 +57,28 @@ var modes = map[string]mode{
 	}},
 	"stderr": {start: (*session).chatter, epoch: (*session).chatter},
 
+	// Endings where upstream's record and ours are compared
+	// (supervisor/parity_test.go).
+	"hang-stop":         {stop: (*session).drain},
+	"exit-in-handshake": {hello: func(s *session) error { return exitCode(s.number(5)) }},
+	"run-failed": {first: func(s *session) error {
+		return errors.Join(s.send("run.failed", map[string]any{"error": failure{
+			Code: "echo-subject-gave-up", Message: "echo-subject (mode run-failed) gives up",
+			Details: map[string]any{"inputs": s.inputs},
+		}}), exitCode(s.number(4)))
+	}},
+	"finish-exit": {stop: func(s *session) error { return errors.Join(s.finish(s.number(3)), exitCode(s.number(3))) }},
+	"drain-exited": {stop: func(s *session) error {
+		o := s.observation()
+		o.Process = &process{State: "exited", Exit: &exitRecord{Kind: "code", Value: 0}}
+		return s.send("observation", o)
+	}},
+	"drain-diagnostic": {stop: func(s *session) error {
+		return errors.Join(s.observe(), s.send("diagnostic", map[string]any{
+			"code": "echo-subject-note", "message": "after the drain observation",
+		}), s.send("run.finished", map[string]any{"exit": exitRecord{Kind: "code", Value: 0}}))
+	}},
+
 	// Malformed lines, sent in place of the first epoch's observation, or
 	// of session.ready when the mode's last argument is "hello".
 	"bad-json":         badLine(func(l string) string { return l[:len(l)/2] + "\n" }),

@@ -344,6 +344,7 @@ type (
 	}
 	failure struct {
 		Code    string `json:"code"`
+		Details any    `json:"details,omitempty"`
 		Message string `json:"message"`
 	}
 
