@@ -12,23 +12,32 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // Applied says what a started sandbox really has, checked against the
 // kernel after the namespaces and the root were built and before the
 // subject ran. Reasons are short deterministic words, fit for a
-// transcript's x- members; host facts go to Evidence.
+// transcript's x- members; host facts go to Evidence. It says what is
+// confined and how, never what that is worth: tiers are the
+// negotiation's (package receipts), made from these facts.
 type Applied struct {
-	Filesystem TierCheck        `json:"filesystem"`
-	Network    TierCheck        `json:"network"`
+	Filesystem Confinement      `json:"filesystem"` // the subject's view of files
+	Network    Confinement      `json:"network"`    // what the subject can reach
 	Mechanisms []MechanismCheck `json:"mechanisms"`
 }
 
-// TierCheck is the tier a constraint got and the checks behind it.
-type TierCheck struct {
-	Tier   receipts.Tier `json:"tier"`
-	Reason string        `json:"reason"` // e.g. "mount-namespace pivot-root workdir-bound"
+// Confinement says whether the sandbox confines one thing the subject
+// could reach, and by what: every check in Checks was verified against
+// the kernel before the subject ran.
+type Confinement struct {
+	Confined bool `json:"confined"`
+	// Checks are the verified mechanisms, in order: "mount-namespace",
+	// "pivot-root", "workdir-bound", "rootfs"; "network-namespace",
+	// "loopback-only", "allow-list-forwarders". Empty when not confined.
+	Checks []string `json:"checks,omitempty"`
+	// Reason says why it is not confined ("isolation-none", an errno
+	// word); "" when it is.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MechanismCheck is one mechanism and whether it was verified in force.
@@ -97,9 +106,9 @@ var namespaceKinds = []struct{ file, name string }{
 	{"ipc", "ipc-namespace"}, {"uts", "uts-namespace"}, {"user", "user-namespace"},
 }
 
-// verify inspects the parked init (pid) from the host side. Each os-tier
-// claim needs its kernel evidence; a missing one fails Start with
-// ErrNotVerified, so no receipt can ever be stronger than what runs.
+// verify inspects the parked init (pid) from the host side. Each
+// confinement claimed needs its kernel evidence; a missing one fails Start
+// with ErrNotVerified, so no receipt can ever be stronger than what runs.
 func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	s := &sb.spec
 	ns := map[string]uint64{}
@@ -142,7 +151,7 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 		return stepErr("verify", "pivot-root", fmt.Errorf("%w: sandbox root is the host's (%v %v)", ErrNotVerified, err1, err2))
 	}
 	sb.addMechanism("pivot-root", true, "ok")
-	fsReason := "mount-namespace pivot-root"
+	fs := Confinement{Confined: true, Checks: []string{"mount-namespace", "pivot-root"}}
 	// What is compared is the inode behind the descriptor Start opened and
 	// had libcontainer mount, never what the host path names now.
 	if sb.root != nil {
@@ -150,7 +159,7 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 		if err != nil || got != sb.root.id {
 			return stepErr("verify", "workdir", fmt.Errorf("%w: %s is not the mapped root that was opened (%v)", ErrNotVerified, Workdir, err))
 		}
-		fsReason += " workdir-bound"
+		fs.Checks = append(fs.Checks, "workdir-bound")
 	}
 	if sb.rootfs != nil {
 		for _, e := range sb.rootfsEntries {
@@ -160,9 +169,9 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 				return stepErr("verify", "rootfs", fmt.Errorf("%w: /%s is not the rootfs entry that was opened (%v)", ErrNotVerified, filepath.Base(e.path), err))
 			}
 		}
-		fsReason += " rootfs"
+		fs.Checks = append(fs.Checks, "rootfs")
 	}
-	sb.applied.Filesystem = TierCheck{Tier: receipts.OS, Reason: fsReason}
+	sb.applied.Filesystem = fs
 
 	// Network: a different network namespace whose only interface is lo,
 	// plus the forwarders for an allow-list.
@@ -170,11 +179,11 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	if err != nil || len(ifaces) != 1 || ifaces[0] != "lo" || !differs["net"] {
 		return stepErr("verify", "network-namespace", fmt.Errorf("%w: interfaces %v (%v)", ErrNotVerified, ifaces, err))
 	}
-	netReason := "network-namespace loopback-only"
+	nw := Confinement{Confined: true, Checks: []string{"network-namespace", "loopback-only"}}
 	if plan.Policy.Mode == netpolicy.AllowList {
-		netReason = "network-namespace loopback-only allow-list-forwarders"
+		nw.Checks = append(nw.Checks, "allow-list-forwarders")
 	}
-	sb.applied.Network = TierCheck{Tier: receipts.OS, Reason: netReason}
+	sb.applied.Network = nw
 
 	sb.verifyCgroups(pid, rootless)
 	return sb.enforceLimits()
@@ -238,15 +247,7 @@ func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
 // the PID namespace still bounds the sandbox's life.
 func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
 	s := &sb.spec
-	paths := map[string]string{}
-	if st, err := sb.container.State(); err == nil {
-		for k, v := range st.CgroupPaths {
-			if _, err := os.Stat(v); err == nil {
-				paths[k] = v
-			}
-		}
-	}
-	sb.evidence.CgroupPaths = paths
+	paths := sb.evidence.CgroupPaths // the container's (cgroupPaths)
 	check := func(name, ctrl, file string, want int64) {
 		if want == 0 {
 			sb.addMechanism(name, false, "not-requested")

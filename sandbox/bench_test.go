@@ -22,7 +22,6 @@ func BenchmarkTrue(b *testing.B) {
 		t0 := time.Now()
 		sb, err := Start(context.Background(), Spec{Args: []string{"/bin/true"}, Root: root, StateDir: state, Limits: DefaultLimits()})
 		if err != nil {
-			sb.Destroy()
 			b.Fatal(err)
 		}
 		t1 := time.Now()

@@ -25,14 +25,14 @@ echo "size $(stty size)"; ls -1 /dev/pts
 echo ready; read line; echo "got $line"; exit 3`)
 	spec.Terminal = &TerminalSize{Rows: 33, Cols: 101}
 	sb, err := Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
 	t.Cleanup(func() {
 		if err := sb.Destroy(); err != nil {
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
 	m := sb.Console()
 	if m == nil {
 		t.Fatal("no console with Spec.Terminal set")
@@ -104,7 +104,9 @@ func TestConsoleSpec(t *testing.T) {
 	spec.Terminal = &TerminalSize{Rows: 24, Cols: 80}
 	spec.Stdout = os.Stdout
 	sb, err := Start(context.Background(), spec)
-	defer sb.Destroy()
+	if err == nil {
+		_ = sb.Destroy()
+	}
 	if !errors.Is(err, ErrInvalidSpec) {
 		t.Fatalf("Terminal with Stdout: %v, want ErrInvalidSpec", err)
 	}

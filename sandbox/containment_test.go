@@ -5,13 +5,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // hostListener serves "hello" to every TCP connection on the host's
@@ -196,7 +196,7 @@ func TestAllowList(t *testing.T) {
 			if out != tc.want {
 				t.Errorf("got %q, want %q", out, tc.want)
 			}
-			if a := sb.Applied(); a.Network.Tier != receipts.OS || !strings.Contains(a.Network.Reason, "allow-list") {
+			if a := sb.Applied(); !a.Network.Confined || !slices.Contains(a.Network.Checks, "allow-list-forwarders") {
 				t.Errorf("applied network %+v", a.Network)
 			}
 		})
@@ -213,7 +213,7 @@ func TestApplied(t *testing.T) {
 	f := newFixture(t)
 	_, _, _, sb := runBox(t, f.spec("/bin/true"), 20*time.Second)
 	a := sb.Applied()
-	if a.Filesystem.Tier != receipts.OS || a.Network.Tier != receipts.OS {
+	if !a.Filesystem.Confined || !a.Network.Confined {
 		t.Fatalf("tiers %+v %+v", a.Filesystem, a.Network)
 	}
 	for _, name := range []string{"mount-namespace", "pid-namespace", "network-namespace", "ipc-namespace",
@@ -268,7 +268,9 @@ func TestExitReporting(t *testing.T) {
 	}
 	t.Run("not found", func(t *testing.T) {
 		sb, err := Start(t.Context(), f.spec("no-such-command"))
-		defer sb.Destroy()
+		if err == nil {
+			_ = sb.Destroy()
+		}
 		ee, ok := err.(*ExecError)
 		if !ok || ee.Code != 127 {
 			t.Fatalf("err %v, want *ExecError with code 127", err)

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // directRunner is isolation none: the subject runs on the host, under our
@@ -44,6 +43,7 @@ import (
 // isolation).
 type directRunner struct {
 	cmd     *exec.Cmd
+	live    *os.File          // our end of the liveness pipe (Sandbox.liveW)
 	cg      cgroups.Manager   // nil when not root
 	cgPaths map[string]string // a copy: the manager's own map changes in Destroy
 	killMu  sync.Mutex        // a Kill in progress finishes before Destroy removes the cgroup
@@ -112,15 +112,18 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if err != nil {
 		return stepErr("start reaper", exe, err)
 	}
-	d := &directRunner{cmd: cmd, done: make(chan struct{})}
-	sb.direct = d
+	d := &directRunner{cmd: cmd, live: sb.liveW, done: make(chan struct{})}
 	go func() {
-		// Owned by the Sandbox: Wait and Destroy both wait on done.
+		// Owned by the Sandbox: its Wait (in Destroy, or in Start's
+		// release on failure) waits on done.
 		defer close(d.done)
 		d.waitErr = cmd.Wait()
 		d.state = cmd.ProcessState
 	}()
-	c.add(func() error { _ = d.kill(nil); <-d.done; return nil })
+	// From here on the reaper runs: Destroy (or Start's release on
+	// failure) kills and reaps it before it undoes anything else, the
+	// cgroup below included.
+	sb.run = d
 	pid := cmd.Process.Pid
 	sb.evidence.InitPID = pid
 	sb.mark("reaper-started")
@@ -158,8 +161,8 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 				return stepErr("verify", "RLIMIT_FSIZE", fmt.Errorf("%w: file size limit %d/%d, want %d (%v)", ErrNotVerified, cur, max, n, err))
 			}
 		}
-		sb.applied.Filesystem = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
-		sb.applied.Network = TierCheck{Tier: receipts.Delivered, Reason: "isolation-none"}
+		sb.applied.Filesystem = Confinement{Reason: "isolation-none"}
+		sb.applied.Network = Confinement{Reason: "isolation-none"}
 		if _, err := goW.Write([]byte{1}); err != nil {
 			return stepErr("release reaper", "", err)
 		}
@@ -293,24 +296,21 @@ func (d *directRunner) joinCgroup(id string, l Limits, pid int) error {
 	return m.Set(r)
 }
 
+func (d *directRunner) signal(sig unix.Signal) error { return d.cmd.Process.Signal(sig) }
+
 // kill ends the tree. The reaper goes first, by liveness EOF: as child
 // subreaper it has adopted every orphaned descendant (setsid daemons
 // included) and SIGKILLs them until none is left before it exits. Then
 // every process still in the cgroup (root only) is killed until it is
 // empty, and finally the reaper's process group, should the reaper
 // itself have hung.
-func (d *directRunner) kill(liveW *os.File) error {
-	if d.cmd.Process == nil {
-		return nil
-	}
+func (d *directRunner) kill() error {
 	d.killMu.Lock()
 	defer d.killMu.Unlock()
-	if liveW != nil {
-		_ = liveW.Close()
-		select {
-		case <-d.done:
-		case <-time.After(time.Second):
-		}
+	_ = d.live.Close()
+	select {
+	case <-d.done:
+	case <-time.After(time.Second):
 	}
 	var err error
 	if d.cgPaths != nil {

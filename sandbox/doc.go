@@ -8,9 +8,13 @@
 //
 // Guarantees: Start verifies every mechanism it reports in Applied against
 // the kernel before the subject runs, and fails with ErrNotVerified rather
-// than claim a tier it did not check. Destroy leaves no process, mount,
-// cgroup or state directory; a supervisor that dies without it leaves the
-// sandbox dying with it (liveness pipe) and Sweep removes the rest.
+// than claim a confinement it did not check. It reports what is confined
+// and how, never a tier: tiers are the negotiation's (package receipts).
+// A Start that fails releases everything it made, as exec.Cmd.Start does;
+// a started sandbox is the caller's to Destroy. Destroy leaves no process,
+// mount, cgroup or state directory; a supervisor that dies without it
+// leaves the sandbox dying with it (liveness pipe) and Sweep removes the
+// rest.
 //
 // It refuses: to run without a seccomp filter (ErrUnsupportedArch off
 // amd64), to mount the caller's directories as the container root, to

@@ -18,7 +18,7 @@ var (
 	// ErrSubjectExec: the subject could not be executed inside the sandbox
 	// (see *ExecError for the shell-style status).
 	ErrSubjectExec = errors.New("subject not executable")
-	// ErrDestroyed: the sandbox was already destroyed.
+	// ErrDestroyed: Signal was called on a sandbox after Destroy.
 	ErrDestroyed = errors.New("sandbox destroyed")
 	// ErrSymlinkPath: a host path the sandbox maps (the root, a --rootfs
 	// entry) is or passes through a symbolic link, which a subject or a
@@ -42,6 +42,7 @@ type ExecError struct {
 	Path string // Args[0] as given
 	Code int
 	Msg  string // the init's diagnosis, e.g. "exec: no such file or directory"
+	ID   string // the sandbox Start made and released (see FailedID)
 }
 
 func (e *ExecError) Error() string {
@@ -55,7 +56,11 @@ func (e *ExecError) Is(target error) bool { return target == ErrSubjectExec }
 type StepError struct {
 	Step   string // "state dir", "skeleton root", "create container", "start init", "verify", ...
 	Object string // a path, an id, a mechanism name
-	Err    error
+	// ID is the sandbox Start had made before the step failed (and has
+	// released since): the name of its state entry and cgroups. It is ""
+	// when the step came before the id (see FailedID).
+	ID  string
+	Err error
 }
 
 func (e *StepError) Error() string {
@@ -72,4 +77,30 @@ func stepErr(step, object string, err error) error {
 		return nil
 	}
 	return &StepError{Step: step, Object: object, Err: err}
+}
+
+// FailedID returns the id of the sandbox that a failed Start had made
+// before it failed, "" when it failed before making one (or err is not
+// Start's). Start has released that sandbox; the id is what an evidence
+// file records and what a test checks for leaked state and cgroups.
+func FailedID(err error) string {
+	if se, ok := errors.AsType[*StepError](err); ok {
+		return se.ID
+	}
+	if ee, ok := errors.AsType[*ExecError](err); ok {
+		return ee.ID
+	}
+	return ""
+}
+
+// withID puts the id of a sandbox that failed to start into err, which
+// Start's steps return as a *StepError or an *ExecError.
+func withID(err error, id string) error {
+	if se, ok := errors.AsType[*StepError](err); ok {
+		se.ID = id
+	}
+	if ee, ok := errors.AsType[*ExecError](err); ok {
+		ee.ID = id
+	}
+	return err
 }

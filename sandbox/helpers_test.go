@@ -95,19 +95,21 @@ func runBox(t *testing.T, spec Spec, timeout time.Duration) (Exit, string, strin
 	sb, err := Start(context.Background(), spec)
 	outW.Close()
 	errW.Close()
-	if sb != nil && sb.ID() != "" {
-		sandboxtest.CheckNoCgroups(t, sb.ID()) // runs after the Destroy below
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		// Start released what it made: nothing of it may be left.
+		if id := FailedID(err); id != "" {
+			sandboxtest.CheckNoCgroups(t, id)
+		}
+		t.Fatalf("start %v: %v", spec.Args, err)
 	}
+	sandboxtest.CheckNoCgroups(t, sb.ID()) // runs after the Destroy below
 	t.Cleanup(func() {
 		if err := sb.Destroy(); err != nil {
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		t.Fatalf("start %v: %v", spec.Args, err)
-	}
 	var wg sync.WaitGroup
 	var stdout, stderr []byte
 	wg.Go(func() { stdout, _ = io.ReadAll(outR); outR.Close() })

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // exchange swaps two names atomically, as an attacker racing the start
@@ -65,7 +65,7 @@ func TestRootSwapAfterCheck(t *testing.T) {
 			if out != "the opened root" {
 				t.Errorf("subject saw %q at /sandbox, want the opened root only", out)
 			}
-			if a := sb.Applied(); a.Filesystem.Tier != receipts.OS || !strings.Contains(a.Filesystem.Reason, "workdir-bound") {
+			if a := sb.Applied(); !a.Filesystem.Confined || !slices.Contains(a.Filesystem.Checks, "workdir-bound") {
 				t.Errorf("filesystem %+v", a.Filesystem)
 			}
 		})
@@ -96,7 +96,9 @@ func TestRootSymlinkRefused(t *testing.T) {
 			for _, iso := range []Isolation{IsolationOS, IsolationNone} {
 				spec := Spec{Isolation: iso, Args: []string{"/bin/true"}, Root: root, StateDir: t.TempDir()}
 				sb, err := Start(context.Background(), spec)
-				_ = sb.Destroy()
+				if err == nil {
+					_ = sb.Destroy()
+				}
 				if !errors.Is(err, ErrSymlinkPath) {
 					t.Errorf("%s: Start = %v, want ErrSymlinkPath", iso, err)
 				}
@@ -167,7 +169,7 @@ func TestRootFSEntrySwapAfterCheck(t *testing.T) {
 	if out != "OK the opened entry" && !strings.Contains(out, "the opened entry") {
 		t.Errorf("subject read %q from /data/marker, want the opened entry", out)
 	}
-	if a := sb.Applied(); a.Filesystem.Tier != receipts.OS {
+	if a := sb.Applied(); !a.Filesystem.Confined {
 		t.Errorf("filesystem %+v", a.Filesystem)
 	}
 }
@@ -261,7 +263,6 @@ func TestRootSwapRace(t *testing.T) {
 		outW.Close()
 		if err != nil {
 			outR.Close()
-			_ = sb.Destroy()
 			if !errors.Is(err, ErrSymlinkPath) && !errors.Is(err, ErrNotVerified) {
 				t.Errorf("start %d: %v, want a refusal (symlink) or nothing", i, err)
 			}
@@ -277,7 +278,7 @@ func TestRootSwapRace(t *testing.T) {
 		if got := string(b[:n]); got != "the opened root" {
 			t.Errorf("start %d: subject saw %q", i, got)
 		}
-		if a := sb.Applied(); a.Filesystem.Tier != receipts.OS {
+		if a := sb.Applied(); !a.Filesystem.Confined {
 			t.Errorf("start %d: filesystem %+v", i, a.Filesystem)
 		}
 	}

@@ -149,13 +149,13 @@ func limitsChild(t *testing.T, v string) {
 		Limits:      Limits{MemoryBytes: 64 << 20, Enforce: mode == "enforce"},
 	}
 	sb, err := Start(context.Background(), spec)
-	defer sb.Destroy()
 	switch {
 	case errors.Is(err, ErrLimitNotEnforced):
 		result("refused: " + err.Error())
 	case err != nil:
 		result("error: " + err.Error())
 	default:
+		defer sb.Destroy()
 		m, _ := sb.Applied().Mechanism("cgroup-memory")
 		if _, err := sb.Wait(); err != nil {
 			result("wait: " + err.Error())

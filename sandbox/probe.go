@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -13,24 +14,22 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
 	"github.com/termverify/termverify-sandbox/netpolicy"
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
-// ProbeResult says, per constraint, the strongest tier this host can give
-// now and why, from mechanisms that were actually tried.
+// ProbeResult says what this host's sandboxes can confine now and why,
+// from mechanisms that were actually tried. It names no tier: what that
+// is worth per constraint is the negotiation's (supervisor.Probe).
 type ProbeResult struct {
-	Rootless    bool              `json:"rootless"`
-	Constraints []ConstraintProbe `json:"constraints"` // the seven, in receipt order
-	AllowList   ConstraintProbe   `json:"network_allow_list"`
-	Mechanisms  []MechanismProbe  `json:"mechanisms"`
-	Applied     *Applied          `json:"applied,omitempty"` // from the trial sandbox, when it started
-}
-
-// ConstraintProbe is one constraint's strongest available tier.
-type ConstraintProbe struct {
-	Constraint receipts.Constraint `json:"constraint"`
-	Tier       receipts.Tier       `json:"tier"` // receipts.None: unsupported here
-	Reason     string              `json:"reason"`
+	Rootless bool `json:"rootless"`
+	// Filesystem and Network are what a sandbox here confines, denying
+	// the network; AllowList is the network with an allow-list's
+	// forwarders. Each is the trial sandbox's Applied when it started,
+	// else not confined with the first failure as its reason.
+	Filesystem Confinement      `json:"filesystem"`
+	Network    Confinement      `json:"network"`
+	AllowList  Confinement      `json:"network_allow_list"`
+	Mechanisms []MechanismProbe `json:"mechanisms"`
+	Applied    *Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
 }
 
 // MechanismProbe is one mechanism tried on its own.
@@ -42,9 +41,9 @@ type MechanismProbe struct {
 
 // Probe tries each mechanism: namespaces by cloning a child into them,
 // then a complete trial sandbox (pivot_root, mounts, seccomp, cgroups,
-// an allow-list forwarder on 127.0.0.1) whose Applied decides the
-// filesystem and network tiers. stateDir "" means DefaultStateDir().
-// Nothing it starts outlives it.
+// an allow-list forwarder on 127.0.0.1) whose Applied says what is
+// confined. stateDir "" means DefaultStateDir(). Nothing it starts
+// outlives it.
 func Probe(ctx context.Context, stateDir string) ProbeResult {
 	rootless := os.Geteuid() != 0
 	res := ProbeResult{Rootless: rootless}
@@ -76,17 +75,19 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 
 	trial, trialErr := trialSandbox(ctx, stateDir, true)
 	allowErr := trialErr
+	res.AllowList = Confinement{Reason: detail(allowErr)}
+	if allowErr == nil {
+		res.AllowList = trial.Network
+	} else if rootless && errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
+		res.AllowList.Reason += " (setns into the sandbox needs CAP_SYS_ADMIN in our own user namespace)"
+	}
 	if errors.Is(trialErr, netpolicy.ErrNeedPrivilege) {
 		// The allow-list alone failed: is the rest available?
 		trial, trialErr = trialSandbox(ctx, stateDir, false)
 	}
-	detail := func(err error) string {
-		if err == nil {
-			return "ok"
-		}
-		return errnoWord(err)
-	}
 	res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: "trial-sandbox", OK: trialErr == nil, Detail: detail(trialErr)})
+	res.Filesystem = Confinement{Reason: firstFailure(nsOK, trialErr, "mount-namespace", "pid-namespace")}
+	res.Network = Confinement{Reason: firstFailure(nsOK, trialErr, "network-namespace")}
 	if trial != nil {
 		res.Applied = trial
 		for _, m := range trial.Mechanisms {
@@ -96,38 +97,24 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 				res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: m.Name, OK: m.Applied, Detail: m.Reason})
 			}
 		}
-	}
-
-	for _, c := range receipts.Constraints() {
-		cp := ConstraintProbe{Constraint: c}
-		switch c {
-		case receipts.Seed, receipts.Clock, receipts.Locale:
-			cp.Tier, cp.Reason = receipts.Delivered, "spawn-env"
-		case receipts.Timezone:
-			cp.Tier, cp.Reason = receipts.Delivered, "spawn-env TZ=UTC0, for exactly UTC"
-		case receipts.Terminal:
-			cp.Tier, cp.Reason = receipts.Delivered, "hello-config"
-		case receipts.Filesystem:
-			cp.Tier, cp.Reason = receipts.Delivered, "mount namespace + pivot_root: "+firstFailure(nsOK, trialErr, "mount-namespace", "pid-namespace")
-			if trial != nil && trial.Filesystem.Tier == receipts.OS {
-				cp.Tier, cp.Reason = receipts.OS, "mount namespace + pivot_root: ok"
-			}
-		case receipts.Network:
-			cp.Tier, cp.Reason = receipts.Delivered, "new network namespace: "+firstFailure(nsOK, trialErr, "network-namespace")
-			if trial != nil && trial.Network.Tier == receipts.OS {
-				cp.Tier, cp.Reason = receipts.OS, "new network namespace: ok"
-			}
+		if trial.Filesystem.Confined {
+			res.Filesystem = trial.Filesystem
 		}
-		res.Constraints = append(res.Constraints, cp)
-	}
-	res.AllowList = ConstraintProbe{Constraint: receipts.Network, Tier: receipts.None,
-		Reason: "forwarder inside the sandbox's network namespace: " + detail(allowErr)}
-	if allowErr == nil {
-		res.AllowList.Tier = receipts.OS
-	} else if rootless && errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
-		res.AllowList.Reason += " (setns into the sandbox needs CAP_SYS_ADMIN in our own user namespace)"
+		if trial.Network.Confined {
+			// Denied, not allow-listed: the trial may have had forwarders.
+			res.Network = Confinement{Confined: true, Checks: slices.DeleteFunc(slices.Clone(trial.Network.Checks),
+				func(c string) bool { return c == "allow-list-forwarders" })}
+		}
 	}
 	return res
+}
+
+// detail is a probe's word for err: "ok" for none.
+func detail(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return errnoWord(err)
 }
 
 // firstFailure names the first failed namespace among names, else the
@@ -215,10 +202,10 @@ func trialSandbox(ctx context.Context, stateDir string, withAllow bool) (*Applie
 		spec.Network = netpolicy.Policy{Mode: netpolicy.AllowList, Allowed: []netpolicy.HostPort{{Host: "127.0.0.1", Port: 9}}}
 	}
 	sb, err := Start(ctx, spec)
-	defer sb.Destroy()
 	if err != nil {
 		return nil, err
 	}
+	defer sb.Destroy()
 	ex, err := sb.Wait()
 	if err != nil {
 		return nil, err

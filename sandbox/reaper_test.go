@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 )
 
 // The reaper (internal/reaper, C) seen through the package API, in both
@@ -172,12 +173,23 @@ func TestReaperExec(t *testing.T) {
 				}
 				if tc.want.exec != 0 {
 					sb, err := Start(context.Background(), spec)
-					if err := sb.Destroy(); err != nil {
-						t.Errorf("destroy: %v", err)
+					if err == nil {
+						_ = sb.Destroy()
 					}
 					var ee *ExecError
 					if !errors.As(err, &ee) || ee.Code != tc.want.exec {
 						t.Fatalf("start: %v, want *ExecError with code %d", err, tc.want.exec)
+					}
+					// The sandbox was made before the exec failed, and
+					// Start has released it already.
+					if ee.ID == "" {
+						t.Errorf("start: %v names no sandbox", err)
+					}
+					if cg := sandboxtest.CgroupsOf(ee.ID); len(cg) > 0 {
+						t.Errorf("a failed start left cgroups %v", cg)
+					}
+					if _, err := os.Stat(filepath.Join(spec.StateDir, ee.ID)); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("a failed start left its state entry (%v)", err)
 					}
 					return
 				}
@@ -220,14 +232,14 @@ func TestReaperSignals(t *testing.T) {
 				spec.Stdout = outW
 				sb, err := Start(context.Background(), spec)
 				outW.Close()
+				if err != nil {
+					t.Fatalf("start: %v", err)
+				}
 				t.Cleanup(func() {
 					if err := sb.Destroy(); err != nil {
 						t.Errorf("destroy: %v", err)
 					}
 				})
-				if err != nil {
-					t.Fatalf("start: %v", err)
-				}
 				timer := time.AfterFunc(5*time.Second, func() { _ = sb.Kill() })
 				defer timer.Stop()
 				line, err := bufio.NewReader(outR).ReadString('\n')
@@ -361,14 +373,14 @@ func TestReaperLost(t *testing.T) {
 			spec.Stdin = inR
 			sb, err := Start(context.Background(), spec)
 			inR.Close()
+			if err != nil {
+				t.Fatalf("start: %v", err)
+			}
 			t.Cleanup(func() {
 				if err := sb.Destroy(); err != nil {
 					t.Errorf("destroy: %v", err)
 				}
 			})
-			if err != nil {
-				t.Fatalf("start: %v", err)
-			}
 			if _, err := inW.Write([]byte("go\n")); err != nil {
 				t.Fatal(err)
 			}
@@ -404,14 +416,14 @@ func startPiped(t *testing.T, spec Spec) (sb *Sandbox, in *os.File, out *os.File
 	sb, err = Start(context.Background(), spec)
 	inR.Close()
 	outW.Close()
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
 	t.Cleanup(func() {
 		if err := sb.Destroy(); err != nil {
 			t.Errorf("destroy: %v", err)
 		}
 	})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
 	timer := time.AfterFunc(10*time.Second, func() { _ = sb.Kill() })
 	t.Cleanup(func() { timer.Stop() })
 	return sb, inW, outR
@@ -492,14 +504,14 @@ func TestReaperTerminalForeground(t *testing.T) {
 		spec.Stdin, spec.Stdout, spec.Stderr = slave, slave, slave
 		sb, err := Start(context.Background(), spec)
 		slave.Close()
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
 		t.Cleanup(func() {
 			if err := sb.Destroy(); err != nil {
 				t.Errorf("destroy: %v", err)
 			}
 		})
-		if err != nil {
-			t.Fatalf("start: %v", err)
-		}
 		timer := time.AfterFunc(10*time.Second, func() { _ = sb.Kill() })
 		defer timer.Stop()
 		// The master reads EIO once the last slave descriptor is closed.
@@ -526,4 +538,32 @@ func TestReaperTerminalForeground(t *testing.T) {
 			t.Errorf("pid %d pgrp %d foreground %d, want the subject in the reaper's group (1) without a terminal", pid, pgrp, tpgid)
 		}
 	})
+}
+
+// TestAfterDestroy: once destroyed, a sandbox's init pid (and a direct
+// runner's process group) may name someone else's process, so Signal
+// says ErrDestroyed and Kill touches nothing; Wait and Destroy repeat
+// their results.
+func TestAfterDestroy(t *testing.T) {
+	f := directFixture(t)
+	for _, iso := range bothIsolations {
+		t.Run(string(iso), func(t *testing.T) {
+			ex, _, _, sb := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", "exit 3"), 5*time.Second)
+			if err := sb.Destroy(); err != nil {
+				t.Fatalf("destroy: %v", err)
+			}
+			if err := sb.Signal(unix.SIGTERM); !errors.Is(err, ErrDestroyed) {
+				t.Errorf("Signal after Destroy: %v, want ErrDestroyed", err)
+			}
+			if err := sb.Kill(); err != nil {
+				t.Errorf("Kill after Destroy: %v", err)
+			}
+			if again, err := sb.Wait(); err != nil || again != ex || again.Code != 3 {
+				t.Errorf("Wait after Destroy: %+v %v, want %+v", again, err, ex)
+			}
+			if err := sb.Destroy(); err != nil {
+				t.Errorf("second Destroy: %v", err)
+			}
+		})
+	}
 }

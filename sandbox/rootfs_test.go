@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // TestRootFS runs the static escape helper in a minimal complete root that
@@ -62,7 +60,7 @@ func TestRootFS(t *testing.T) {
 			if out != tc.want {
 				t.Errorf("got %q, want %q", out, tc.want)
 			}
-			if a := sb.Applied(); a.Filesystem.Tier != receipts.OS {
+			if a := sb.Applied(); !a.Filesystem.Confined {
 				t.Errorf("filesystem %+v", a.Filesystem)
 			}
 		})

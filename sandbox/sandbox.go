@@ -16,11 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
-	"github.com/termverify/termverify-sandbox/netpolicy"
 
 	// Device rules and nsenter's pre-Go-runtime namespace setup are
 	// registered by import; libcontainer cannot start a container without.
@@ -63,14 +61,11 @@ type Sandbox struct {
 	dir     string // our per-sandbox state dir
 	started time.Time
 
-	container *libcontainer.Container
-	process   *libcontainer.Process
-	direct    *directRunner
+	// run is the started init (backend.go); nil until the init runs.
+	run backend
 
 	liveW   *os.File // liveness: closing it ends the sandbox
-	reportF *os.File
 	report  *bufio.Reader
-	fwd     *netpolicy.Forwarder
 	console *os.File // Spec.Terminal's pty master (console.go)
 
 	// root and rootfs are the opened mapped root and complete root, and
@@ -91,21 +86,23 @@ type Sandbox struct {
 	mu       sync.Mutex // guards evidence, which Wait completes
 	evidence Evidence
 
-	killed   atomic.Bool
-	undo     []func() error
-	waitOnce sync.Once
-	waitDone chan struct{}
-	exit     Exit
-	waitErr  error
+	killed    atomic.Bool
+	destroyed atomic.Bool
+	undo      cleanup // what Start acquired; Destroy runs it
+	waitOnce  sync.Once
+	waitDone  chan struct{}
+	exit      Exit
+	waitErr   error
 
 	destroyOnce sync.Once
 	destroyErr  error
 }
 
 // Start validates spec, builds the sandbox, checks every mechanism it
-// claims, and starts the subject. The caller must call Destroy, even on
-// error (on error the returned *Sandbox is non-nil whenever anything was
-// acquired, and Destroy releases it; Destroy on nil is a no-op).
+// claims, and starts the subject. On success the caller must call
+// Destroy. On error Start has released everything it acquired, as
+// exec.Cmd.Start does, and returns a nil *Sandbox; FailedID(err) names
+// the sandbox it had made, if it got that far.
 func Start(ctx context.Context, spec Spec) (*Sandbox, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -115,12 +112,15 @@ func Start(ctx context.Context, spec Spec) (*Sandbox, error) {
 	sb := &Sandbox{spec: s, started: time.Now(), waitDone: make(chan struct{})}
 	sb.evidence.Milestones = []Milestone{}
 	var c cleanup
-	err := sb.start(ctx, &c, rootless)
-	// Whatever was acquired is Destroy's to release, success or not.
-	sb.undo = c.release()
-	if err != nil {
-		return sb, err
+	if err := sb.start(ctx, &c, rootless); err != nil {
+		// The same teardown as Destroy's: a running init is killed and
+		// reaped before anything it uses is undone.
+		if rerr := sb.release(&c); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release sandbox %s: %w", sb.id, rerr))
+		}
+		return nil, withID(err, sb.id)
 	}
+	sb.undo = c.release()
 	return sb, nil
 }
 
@@ -252,134 +252,6 @@ func (sb *Sandbox) uidReason(uid int) string {
 	return "uid-" + strconv.Itoa(uid)
 }
 
-func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool) error {
-	s := &sb.spec
-	plan, err := netpolicy.Resolve(ctx, s.Network)
-	if err != nil {
-		return stepErr("resolve network", string(s.Network.Mode), err)
-	}
-	sb.mark("resolved")
-	args, err := sandboxReaperArgs(s.Args)
-	if err != nil {
-		return stepErr("seccomp", "", err) // fail before anything runs
-	}
-	root := filepath.Join(sb.dir, "root")
-	pins := &pinner{dir: filepath.Join(sb.dir, pinDir)}
-	c.add(func() error { return unpin(sb.dir) })
-	pin := func(h *hostDir) (string, error) { return pins.source(h, rootless) }
-	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, pin)
-	for _, h := range held {
-		c.add(h.Close)
-	}
-	if err != nil {
-		return stepErr("skeleton root", root, err)
-	}
-	sb.rootfsEntries = held
-	if s.UserNamespace && !rootless {
-		// Container root is host userNSBase: it must own the skeleton to
-		// create mountpoints in it.
-		if err := chownTree(root, userNSBase, userNSBase); err != nil {
-			return stepErr("skeleton root", root, err)
-		}
-	}
-	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless)
-	con, err := newConsole(c, s, cfg, rootless) // nil without Spec.Terminal
-	if err != nil {
-		return err
-	}
-	ct, err := libcontainer.Create(filepath.Join(sb.dir, "lc"), sb.id, cfg)
-	if err != nil {
-		return stepErr("create container", sb.id, err)
-	}
-	sb.container = ct
-	c.add(ct.Destroy)
-	sb.mark("created")
-
-	liveR, reportW, err := sb.reaperPipes(c)
-	if err != nil {
-		return err
-	}
-
-	uid, gid := s.UID, s.GID
-	p := &libcontainer.Process{
-		// /proc/self/exe of libcontainer's init is its sealed copy of this
-		// binary, reachable in any root: statically linked (make build), the
-		// reaper needs nothing from the sandbox's filesystem; a dynamically
-		// linked build needs the loader and libc there.
-		Args:       append([]string{"/proc/self/exe"}, args...),
-		Env:        s.Env,
-		Cwd:        s.workdir(),
-		UID:        uid,
-		GID:        gid,
-		ExtraFiles: []*os.File{liveR, reportW},
-		Init:       true,
-	}
-	// Stdin/Stdout/Stderr are io.Reader/io.Writer interfaces: a nil *os.File
-	// in them is not nil, so assign only what is set (unset means /dev/null).
-	if s.Stdin != nil {
-		p.Stdin = s.Stdin
-	}
-	if s.Stdout != nil {
-		p.Stdout = s.Stdout
-	}
-	if s.Stderr != nil {
-		p.Stderr = s.Stderr
-	}
-	s.hook(hookBeforeContainerRun, "")
-	con.attach(p)
-	err = ct.Start(p)
-	// The child has its own copies now; ours would keep EOF from coming.
-	liveR.Close()
-	reportW.Close()
-	// The init has bound what it needs from its own copy of the pins (or
-	// failed): the host's are no longer needed, and the sooner they go,
-	// the less a SIGKILL of ours can leave mounted.
-	if uerr := unpin(sb.dir); uerr != nil && err == nil {
-		err = uerr
-	}
-	if err != nil {
-		return stepErr("start init", sb.id, err)
-	}
-	sb.process = p
-	c.add(func() error {
-		_ = p.Signal(unix.SIGKILL)
-		_, _ = p.Wait()
-		return nil
-	})
-	if sb.console, err = con.receive(c); err != nil {
-		return err
-	}
-	pid, err := p.Pid()
-	if err != nil {
-		return stepErr("start init", sb.id, err)
-	}
-	sb.evidence.InitPID = pid
-	sb.mark("init-ready")
-
-	// The forwarders listen inside the namespace before the subject runs,
-	// so its first connect already finds them.
-	fwd, err := plan.Start(fmt.Sprintf("/proc/%d/ns/net", pid))
-	if err != nil {
-		return stepErr("network policy", string(s.Network.Mode), err)
-	}
-	sb.fwd = fwd
-	c.add(fwd.Close)
-	sb.mark("network")
-
-	// Create/start split: libcontainer's init is parked on its exec fifo
-	// with every namespace, mount and credential in place, so what we
-	// claim is checked now, before any subject code runs.
-	if err := sb.verify(pid, rootless, plan); err != nil {
-		return err
-	}
-	sb.mark("verified")
-	if err := ct.Exec(); err != nil {
-		return stepErr("release init", sb.id, err)
-	}
-	sb.mark("released")
-	return sb.awaitSubject(func() error { return sb.verifyCredentials(pid, rootless) })
-}
-
 // awaitSubject reads the reaper's report up to "started" (or its failure).
 // onFilter, if set, runs when the reaper says its seccomp filter is in
 // place; its error fails the start.
@@ -439,32 +311,28 @@ func (sb *Sandbox) Evidence() Evidence {
 }
 
 // Signal sends sig to the subject through the init, which forwards the
-// catchable signals listed in the package doc. SIGKILL is Kill.
+// catchable signals listed in the package doc. SIGKILL is Kill. After
+// Destroy it returns ErrDestroyed.
 func (sb *Sandbox) Signal(sig unix.Signal) error {
 	if sig == unix.SIGKILL {
 		return sb.Kill()
 	}
-	switch {
-	case sb.process != nil:
-		return sb.process.Signal(sig)
-	case sb.direct != nil:
-		return sb.direct.cmd.Process.Signal(sig)
+	if sb.destroyed.Load() {
+		return ErrDestroyed
 	}
-	return ErrDestroyed
+	return sb.run.signal(sig)
 }
 
 // Kill ends the whole sandbox at once: the init dies by SIGKILL and with
 // it, by the kernel's hand, every process of its PID namespace, setsid
 // daemons included. Wait then reports Killed. Kill is idempotent.
 func (sb *Sandbox) Kill() error {
+	if sb.destroyed.Load() {
+		return nil
+	}
 	sb.killed.Store(true)
-	switch {
-	case sb.process != nil:
-		if err := sb.process.Signal(unix.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return fmt.Errorf("kill sandbox %s: %w", sb.id, err)
-		}
-	case sb.direct != nil:
-		return sb.direct.kill(sb.liveW)
+	if err := sb.run.kill(); err != nil {
+		return fmt.Errorf("kill sandbox %s: %w", sb.id, err)
 	}
 	return nil
 }
@@ -482,9 +350,6 @@ func (sb *Sandbox) Wait() (Exit, error) {
 }
 
 func (sb *Sandbox) wait() (Exit, error) {
-	if sb.report == nil {
-		return Exit{}, ErrDestroyed
-	}
 	var ex Exit
 	reported := false
 	for !reported {
@@ -502,14 +367,7 @@ func (sb *Sandbox) wait() (Exit, error) {
 			reported = true
 		}
 	}
-	var st *os.ProcessState
-	var err error
-	switch {
-	case sb.process != nil:
-		st, err = sb.process.Wait()
-	case sb.direct != nil:
-		st, err = sb.direct.wait()
-	}
+	st, err := sb.run.wait()
 	sb.mark("exited")
 	if !reported {
 		ex.InitLost = true
@@ -556,35 +414,42 @@ func signalName(s unix.Signal) string {
 // Destroy kills whatever still runs and removes every trace of the
 // sandbox: processes, cgroups, libcontainer state, the skeleton root and
 // the state directory, and closes the network forwarders. It is
-// idempotent and safe on a nil or half-started Sandbox.
+// idempotent, and a no-op on nil (what a failed Start returns).
 func (sb *Sandbox) Destroy() error {
 	if sb == nil {
 		return nil
 	}
 	sb.destroyOnce.Do(func() {
-		var errs []error
-		if sb.liveW != nil {
-			// Closing liveness alone ends the init; Kill makes it immediate.
-			_ = sb.liveW.Close()
+		if err := sb.release(&sb.undo); err != nil {
+			sb.destroyErr = fmt.Errorf("destroy sandbox %s: %w", sb.id, err)
 		}
-		if sb.process != nil || sb.direct != nil {
-			_ = sb.Kill()
-			if _, err := sb.Wait(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		for i := len(sb.undo) - 1; i >= 0; i-- {
-			if err := sb.undo[i](); err != nil && !errors.Is(err, os.ErrClosed) {
-				errs = append(errs, err)
-			}
-		}
-		sb.undo = nil
-		sb.destroyErr = errors.Join(errs...)
-		if sb.destroyErr != nil {
-			sb.destroyErr = fmt.Errorf("destroy sandbox %s: %w", sb.id, sb.destroyErr)
-		}
+		// From now on the init's pid (and a direct runner's process
+		// group) may name someone else's: Signal and Kill touch nothing.
+		sb.destroyed.Store(true)
 	})
 	return sb.destroyErr
+}
+
+// release is the teardown of Destroy and of a failed Start: the init, if
+// it runs, is killed and reaped first (a direct runner's cgroup can only
+// be removed once empty, a container only once its init is gone), then
+// c's undos run, newest first.
+func (sb *Sandbox) release(c *cleanup) error {
+	var errs []error
+	if sb.liveW != nil {
+		// Closing liveness alone ends the init; Kill makes it immediate.
+		_ = sb.liveW.Close()
+	}
+	if sb.run != nil {
+		_ = sb.Kill()
+		if _, err := sb.Wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.run(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func newID() (string, error) {
@@ -621,7 +486,7 @@ func (sb *Sandbox) reaperPipes(c *cleanup) (liveR, reportW *os.File, err error) 
 		liveR.Close()
 		return nil, nil, stepErr("report pipe", "", err)
 	}
-	sb.reportF, sb.report = reportR, bufio.NewReader(reportR)
+	sb.report = bufio.NewReader(reportR)
 	c.add(reportR.Close)
 	return liveR, reportW, nil
 }

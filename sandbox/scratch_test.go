@@ -24,10 +24,10 @@ func TestScratchRoot(t *testing.T) {
 			spec := f.isoSpec(iso, "/bin/sh", "-c", `test -z "$(ls -A)" && touch made-here`)
 			spec.Root, spec.ScratchRoot = "", true
 			sb, err := Start(context.Background(), spec)
-			t.Cleanup(func() { _ = sb.Destroy() })
 			if err != nil {
 				t.Fatalf("start: %v", err)
 			}
+			t.Cleanup(func() { _ = sb.Destroy() })
 			root := sb.Evidence().HostRoot
 			scratch := filepath.Join(os.TempDir(), scratchPrefix+sb.ID())
 			if want := filepath.Join(scratch, scratchWorkdir); root != want {

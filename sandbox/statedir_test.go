@@ -80,10 +80,8 @@ func TestStartRefusesHostileStateDir(t *testing.T) {
 				}
 				spec := Spec{Isolation: iso, Args: []string{"/bin/true"}, Root: root, StateDir: dir}
 				sb, err := Start(context.Background(), spec)
-				if sb != nil {
-					_ = sb.Destroy()
-				}
 				if err == nil {
+					_ = sb.Destroy()
 					t.Errorf("%s: Start accepted state dir %s", iso, dir)
 				} else if !errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), dir) {
 					t.Errorf("%s: error %q: want ErrUnsafeDir naming %s", iso, err, dir)
@@ -189,8 +187,6 @@ func TestCheckStateDir(t *testing.T) {
 			sb, err := Start(context.Background(), spec)
 			if err == nil {
 				_, err = sb.Wait()
-			}
-			if sb != nil {
 				if derr := sb.Destroy(); derr != nil && err == nil {
 					err = derr
 				}

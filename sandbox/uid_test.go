@@ -28,15 +28,16 @@ func liveBox(t *testing.T, spec Spec) *Sandbox {
 	spec.Stdout = outW
 	sb, err := Start(context.Background(), spec)
 	outW.Close()
+	if err != nil {
+		outR.Close()
+		t.Fatalf("start %v: %v", spec.Args, err)
+	}
 	t.Cleanup(func() {
 		if err := sb.Destroy(); err != nil {
 			t.Errorf("destroy: %v", err)
 		}
 		outR.Close()
 	})
-	if err != nil {
-		t.Fatalf("start %v: %v", spec.Args, err)
-	}
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(outR).ReadString('\n')

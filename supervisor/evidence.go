@@ -110,13 +110,17 @@ func (e *evidence) mark(name string) {
 	e.last = now
 }
 
-// noteStart records a sandbox start, failed or not. A failed start may
-// still have made a state directory and cgroups (Destroy removes them), so
-// its id is kept too.
+// noteStart records a sandbox start, failed or not. A failed start had
+// made a state directory and cgroups before Start released them, so its
+// id (sandbox.FailedID) is kept too: a leak check looks for it.
 func (e *evidence) noteStart(backend sandbox.Isolation, box *sandbox.Sandbox, err error) {
 	e.Backend = string(backend)
-	if box != nil && box.ID() != "" {
-		e.sandboxes = append(e.sandboxes, box.ID())
+	id := sandbox.FailedID(err)
+	if box != nil {
+		id = box.ID()
+	}
+	if id != "" {
+		e.sandboxes = append(e.sandboxes, id)
 	}
 	if err != nil {
 		e.StartErrors = append(e.StartErrors, fmt.Sprintf("%s: %v", backend, err))

@@ -29,8 +29,9 @@ type launched struct {
 // refused by policy (a non-UTC zone, --require, an unmapped root) starts
 // nothing; after the start it is negotiated again against what the sandbox
 // reports it applied and verified, so no receipt is stronger than what
-// runs. It returns the started subject, or the ending it recorded. The
-// returned sandbox (even with an ending) is the caller's to Destroy.
+// runs. It returns the started subject, or the ending it recorded. A
+// returned sandbox (even with an ending) is the caller's to Destroy; a
+// failed start has released its own.
 func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evidence) (*launched, *sandbox.Sandbox, *ending) {
 	backend := sandbox.IsolationOS
 	assumed := receipts.Mechanism{Tier: receipts.OS}
@@ -68,7 +69,8 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	box, err := start(ctx, buildSpec(req, backend, out, io))
 	ev.noteStart(backend, box, err)
 	if err == nil {
-		fs, nw := mechanisms(box.Applied(), req.Config.Network.Mode)
+		a := box.Applied()
+		fs, nw := mechanisms(a.Filesystem, a.Network, req.Config.Network.Mode)
 		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw))
 		if real.Refusal != nil {
 			return nil, box, rec.refuse(real)
@@ -80,7 +82,6 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
 		return &launched{outcome: real}, box, nil
 	}
-	_ = box.Destroy()
 	switch {
 	case ctx.Err() != nil:
 		return nil, nil, spawnAborted(ctx)
@@ -141,21 +142,24 @@ func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw receipts
 	}
 }
 
-// mechanisms turns what the sandbox verified into negotiation input.
-func mechanisms(a sandbox.Applied, mode string) (fs, nw receipts.Mechanism) {
-	fs = receipts.Mechanism{Tier: a.Filesystem.Tier, Word: receipts.MechanismMountNS, Reason: a.Filesystem.Reason}
+// mechanisms turns what the sandbox confines (verified by a started
+// sandbox, or tried by sandbox.Probe) into negotiation input: the
+// filesystem and the network under the network mode. The tier is decided
+// here, never in the sandbox: os for what it confines, none with its
+// reason for what it does not.
+func mechanisms(fs, nw sandbox.Confinement, mode string) (fsm, nwm receipts.Mechanism) {
 	word := receipts.MechanismNetNS
 	if mode == config.NetworkAllowList {
 		word = receipts.MechanismAllowNS
 	}
-	nw = receipts.Mechanism{Tier: a.Network.Tier, Word: word, Reason: a.Network.Reason}
-	if fs.Tier != receipts.OS {
-		fs.Word = ""
+	return mechanismOf(fs, receipts.MechanismMountNS), mechanismOf(nw, word)
+}
+
+func mechanismOf(c sandbox.Confinement, word string) receipts.Mechanism {
+	if !c.Confined {
+		return receipts.Mechanism{Tier: receipts.None, Reason: c.Reason}
 	}
-	if nw.Tier != receipts.OS {
-		nw.Word = ""
-	}
-	return fs, nw
+	return receipts.Mechanism{Tier: receipts.OS, Word: word}
 }
 
 // buildSpec is the sandbox for a backend. The environment is exactly the

@@ -109,13 +109,13 @@ func runExec(cmd *cobra.Command, o execOptions, args []string) error {
 	defer relay.close(errOut)
 	box, err := sandbox.Start(context.Background(), spec)
 	relay.started()
-	defer box.Destroy()
 	if err != nil {
 		if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
 			return &exitError{Code: ee.Code, Err: termsafe.Error(err)}
 		}
 		return &exitError{Code: 125, Err: fmt.Errorf("exec: %w", termsafe.Error(err))}
 	}
+	defer box.Destroy()
 	done := make(chan struct{})
 	defer close(done)
 	go forwardSignals(box, sigs, done)

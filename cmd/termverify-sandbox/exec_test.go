@@ -23,6 +23,7 @@ import (
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/supervisor"
 )
 
 // buildBinary builds the real termverify-sandbox into a directory every
@@ -238,7 +239,7 @@ func TestRootless(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("probe: %d %s", status, errOut)
 	}
-	var res sandbox.ProbeResult
+	var res supervisor.ProbeReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("probe json: %v\n%s", err, out)
 	}
@@ -250,7 +251,7 @@ func TestRootless(t *testing.T) {
 			t.Skipf("no user namespace for uid 65534: %s", m.Detail)
 		}
 	}
-	tiers := map[receipts.Constraint]sandbox.ConstraintProbe{}
+	tiers := map[receipts.Constraint]supervisor.ConstraintProbe{}
 	for _, c := range res.Constraints {
 		tiers[c.Constraint] = c
 	}

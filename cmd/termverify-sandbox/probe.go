@@ -10,7 +10,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
-	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/supervisor"
 )
 
 func newProbeCmd() *cobra.Command {
@@ -25,7 +25,7 @@ allow-list forwarder) and reports per constraint the strongest tier that
 really worked, with the reason for anything weaker.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res := sandbox.Probe(context.Background(), stateDir)
+			res := supervisor.Probe(context.Background(), stateDir)
 			if asJSON {
 				var buf bytes.Buffer
 				enc := json.NewEncoder(&buf)
@@ -55,7 +55,7 @@ func tierWord(t receipts.Tier) string {
 // probeText formats the same struct --json encodes. Reasons and details
 // carry error texts (paths, kernel messages), so each is escaped for the
 // terminal: one cell stays on its line.
-func probeText(res sandbox.ProbeResult) string {
+func probeText(res supervisor.ProbeReport) string {
 	esc := termsafe.String
 	var b []byte
 	for _, c := range res.Constraints {

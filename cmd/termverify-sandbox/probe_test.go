@@ -8,7 +8,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
-	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/supervisor"
 )
 
 func TestProbe(t *testing.T) {
@@ -20,7 +20,7 @@ func TestProbe(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("probe: %d %s", status, errOut)
 	}
-	var res sandbox.ProbeResult
+	var res supervisor.ProbeReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
