@@ -22,7 +22,7 @@ type Config struct {
 
 // Clock is the manual clock request.
 type Clock struct {
-	Mode      string // always "manual" in v1
+	Mode      string // always ClockManual in v1
 	InitialMS int64
 }
 
@@ -34,14 +34,14 @@ type Terminal struct {
 
 // Filesystem is the requested sandbox root.
 type Filesystem struct {
-	Mode   string // always "sandbox" in v1
+	Mode   string // always FilesystemSandbox in v1
 	RootID string
 }
 
 // Network is the requested network policy.
 type Network struct {
-	Mode    string // "deny" or "allow-list"
-	Allowed []HostPort
+	Mode    string     // NetworkDeny or NetworkAllowList
+	Allowed []HostPort // NetworkAllowList only; sorted by host then port, unique
 }
 
 // HostPort is one allow-list entry.
@@ -50,9 +50,17 @@ type HostPort struct {
 	Port int64
 }
 
-// Network modes.
+// The constraint values of v1, spelled as both protocols carry them. They
+// are defined here only: netpolicy's Mode, the negotiation in receipts and
+// the spawn environment's TERMVERIFY_NETWORK all name these constants.
 const (
-	NetworkDeny      = "deny"
+	// ClockManual is the only clock mode: time moves only by input.
+	ClockManual = "manual"
+	// FilesystemSandbox is the only filesystem mode: a root mapped by id.
+	FilesystemSandbox = "sandbox"
+	// NetworkDeny allows no network beyond loopback.
+	NetworkDeny = "deny"
+	// NetworkAllowList allows TCP to the listed host:port pairs only.
 	NetworkAllowList = "allow-list"
 )
 
@@ -181,15 +189,15 @@ func decodeClock(v *canon.Value) (Clock, error) {
 		return Clock{}, err
 	}
 	mode, _ := v.Get("mode")
-	if mode.Kind != canon.String || mode.Str != "manual" {
-		return Clock{}, bad("clock", RuleClock, "mode must be \"manual\"")
+	if mode.Kind != canon.String || mode.Str != ClockManual {
+		return Clock{}, bad("clock", RuleClock, "mode must be %q", ClockManual)
 	}
 	ms, _ := v.Get("initial_ms")
 	n, ok := ms.Int()
 	if !ok || n < 0 {
 		return Clock{}, bad("clock", RuleClock, "initial_ms must be a non-negative integer")
 	}
-	return Clock{Mode: "manual", InitialMS: n}, nil
+	return Clock{Mode: ClockManual, InitialMS: n}, nil
 }
 
 func decodeLocale(v *canon.Value) (string, error) {
@@ -247,14 +255,14 @@ func decodeFilesystem(v *canon.Value) (Filesystem, error) {
 		return Filesystem{}, err
 	}
 	mode, _ := v.Get("mode")
-	if mode.Kind != canon.String || mode.Str != "sandbox" {
-		return Filesystem{}, bad("filesystem", RuleFilesystem, "mode must be \"sandbox\"")
+	if mode.Kind != canon.String || mode.Str != FilesystemSandbox {
+		return Filesystem{}, bad("filesystem", RuleFilesystem, "mode must be %q", FilesystemSandbox)
 	}
 	id, _ := v.Get("root_id")
 	if id.Kind != canon.String || id.Str == "" {
 		return Filesystem{}, bad("filesystem", RuleFilesystem, "root_id must be a non-empty string")
 	}
-	return Filesystem{Mode: "sandbox", RootID: id.Str}, nil
+	return Filesystem{Mode: FilesystemSandbox, RootID: id.Str}, nil
 }
 
 func decodeNetwork(v *canon.Value) (Network, error) {
@@ -263,7 +271,7 @@ func decodeNetwork(v *canon.Value) (Network, error) {
 	}
 	mode, ok := v.Get("mode")
 	if !ok || mode.Kind != canon.String {
-		return Network{}, bad("network", RuleNetwork, "mode must be \"deny\" or \"allow-list\"")
+		return Network{}, bad("network", RuleNetwork, "mode must be %q or %q", NetworkDeny, NetworkAllowList)
 	}
 	switch mode.Str {
 	case NetworkDeny:
@@ -276,7 +284,7 @@ func decodeNetwork(v *canon.Value) (Network, error) {
 			return Network{}, err
 		}
 	default:
-		return Network{}, bad("network", RuleNetwork, "mode must be \"deny\" or \"allow-list\"")
+		return Network{}, bad("network", RuleNetwork, "mode must be %q or %q", NetworkDeny, NetworkAllowList)
 	}
 	list, _ := v.Get("allowed")
 	if list.Kind != canon.Array {
@@ -328,7 +336,7 @@ func (c Config) Value() canon.Value {
 			canon.M("capabilities", canon.ArrayValue(caps...)),
 		)),
 		canon.M("filesystem", canon.ObjectValue(
-			canon.M("mode", canon.StringValue("sandbox")),
+			canon.M("mode", canon.StringValue(FilesystemSandbox)),
 			canon.M("root_id", canon.StringValue(c.Filesystem.RootID)),
 		)),
 		canon.M("network", c.NetworkValue()),
@@ -338,7 +346,7 @@ func (c Config) Value() canon.Value {
 // ClockValue returns the clock member's JSON value.
 func (c Config) ClockValue() canon.Value {
 	return canon.ObjectValue(
-		canon.M("mode", canon.StringValue("manual")),
+		canon.M("mode", canon.StringValue(ClockManual)),
 		canon.M("initial_ms", canon.IntValue(c.Clock.InitialMS)),
 	)
 }

@@ -124,16 +124,10 @@ type Stop struct{}
 // Unsupported is session.unsupported: the subject refuses one constraint.
 type Unsupported struct {
 	Constraint receipts.Constraint
-	Code       string       // CodeConstraintUnsupported or CodeConstraintNotEnforced
+	Code       string       // receipts.CodeUnsupported or receipts.CodeNotEnforced
 	Message    string       // human-readable reason
 	Details    *canon.Value // optional structured detail; nil when absent
 }
-
-// The two session.unsupported codes.
-const (
-	CodeConstraintUnsupported = "constraint-unsupported"
-	CodeConstraintNotEnforced = "constraint-not-enforced"
-)
 
 // Failure is the {code, message, details?} error shape shared by
 // session.failed and run.failed (the transcript's run.failed error).

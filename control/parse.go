@@ -292,8 +292,8 @@ func decodeUnsupported(p *canon.Value, at *path) (Message, error) {
 	if m.Code, err = wantString(p, at, "code"); err != nil {
 		return nil, err
 	}
-	if m.Code != CodeConstraintUnsupported && m.Code != CodeConstraintNotEnforced {
-		return nil, fieldErr(RuleVocabulary, at, "code", "%s is neither %s nor %s", canon.Quote(m.Code), CodeConstraintUnsupported, CodeConstraintNotEnforced)
+	if m.Code != receipts.CodeUnsupported && m.Code != receipts.CodeNotEnforced {
+		return nil, fieldErr(RuleVocabulary, at, "code", "%s is neither %s nor %s", canon.Quote(m.Code), receipts.CodeUnsupported, receipts.CodeNotEnforced)
 	}
 	if m.Message, err = wantString(p, at, "message"); err != nil {
 		return nil, err

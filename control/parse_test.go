@@ -9,6 +9,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
 )
 
 // line builds a message line from its kind and payload JSON text.
@@ -306,7 +307,7 @@ func TestParseTyped(t *testing.T) {
 				Process: &Process{State: ProcessExited, Exit: &Exit{Kind: ExitSignal, Signal: "KILL"}},
 			}},
 		{"unsupported", line("session.unsupported", `{"constraint":"network","code":"constraint-not-enforced","message":"m","details":[1e2]}`),
-			Unsupported{Constraint: "network", Code: CodeConstraintNotEnforced, Message: "m", Details: &details}},
+			Unsupported{Constraint: "network", Code: receipts.CodeNotEnforced, Message: "m", Details: &details}},
 		{"scalar state and event data respelled", line("observation", `{"state":1.50,"ui":{"regions":[],`+cursor+`},"events":[{"type":"t","data":-0}]}`),
 			Observation{State: canon.Value{Kind: canon.Number, Str: "1.5"}, UI: UI{Regions: []Region{}, Cursor: Cursor{Visible: true}},
 				Events: []Event{{Type: "t", Data: canon.Value{Kind: canon.Number, Str: "0"}}}}},

@@ -9,19 +9,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/termverify/termverify-sandbox/config"
 )
 
-// Mode is a network constraint's mode, spelled as in the transcript's
-// network config.
+// Mode is a network constraint's mode, spelled as config spells it.
 type Mode string
 
-// The two modes of termverify.transcript/v1's network constraint.
+// The two modes of the network constraint (config.NetworkDeny and
+// config.NetworkAllowList).
 const (
 	// Deny gives the subject a network namespace with only loopback.
-	Deny Mode = "deny"
+	Deny Mode = config.NetworkDeny
 	// AllowList gives the subject loopback plus one forwarder per allowed
 	// (host, port); everything else is unreachable.
-	AllowList Mode = "allow-list"
+	AllowList Mode = config.NetworkAllowList
 )
 
 // HostPort is one allow-list entry. Host is an IP literal (IPv6 without

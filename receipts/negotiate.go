@@ -5,53 +5,31 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// Isolation is the run's --isolation policy.
-type Isolation string
-
-// The isolation policies of PRODUCT.md §3.
-const (
-	// IsolationOS refuses to run unless filesystem and network get the os tier.
-	IsolationOS Isolation = "os"
-	// IsolationAuto takes the strongest tier available and reports downgrades.
-	IsolationAuto Isolation = "auto"
-	// IsolationNone runs without namespaces: everything is delivered.
-	IsolationNone Isolation = "none"
-)
-
-// ParseIsolation parses an --isolation value.
-func ParseIsolation(s string) (Isolation, error) {
-	switch i := Isolation(s); i {
-	case IsolationOS, IsolationAuto, IsolationNone:
-		return i, nil
-	}
-	return "", fmt.Errorf("isolation %q: want os, auto or none", s)
-}
-
-// Refusal codes of run.unsupported (seed 000, session.unsupported codes).
-const (
-	CodeUnsupported  = "constraint-unsupported"
-	CodeNotEnforced  = "constraint-not-enforced"
-	MechanismMountNS = "mount-namespace+pivot-root"
-	MechanismNetNS   = "network-namespace"
-	MechanismAllowNS = "network-namespace+forwarders"
+	"github.com/termverify/termverify-sandbox/config"
 )
 
 // The spawn-environment variable names upstream's JSONL adapter delivers,
 // so a subject written for upstream runs unchanged.
 const (
-	EnvSeed      = "TERMVERIFY_SEED"
-	EnvClock     = "TERMVERIFY_CLOCK_INITIAL_MS"
-	EnvLocale    = "TERMVERIFY_LOCALE"
-	EnvTimezone  = "TERMVERIFY_TIMEZONE"
-	EnvTZ        = "TZ"
-	EnvFSRoot    = "TERMVERIFY_FS_ROOT"
-	EnvNetwork   = "TERMVERIFY_NETWORK"
-	TZValueUTC   = "UTC0"
-	TimezoneUTC  = "UTC"
-	NetworkDeny  = "deny"
-	NetworkAllow = "allow-list"
+	EnvSeed     = "TERMVERIFY_SEED"
+	EnvClock    = "TERMVERIFY_CLOCK_INITIAL_MS"
+	EnvLocale   = "TERMVERIFY_LOCALE"
+	EnvTimezone = "TERMVERIFY_TIMEZONE"
+	EnvTZ       = "TZ"
+	EnvFSRoot   = "TERMVERIFY_FS_ROOT"
+	EnvNetwork  = "TERMVERIFY_NETWORK"
+	TZValueUTC  = "UTC0"
+	TimezoneUTC = "UTC"
+)
+
+// The x-mechanism words of os-tier receipts: deterministic names of what
+// the sandbox did (never a path, pid or namespace id), so that auditors see
+// how a constraint was enforced and reruns stay byte-identical.
+const (
+	MechanismMountNS = "mount-namespace+pivot-root"   // filesystem
+	MechanismNetNS   = "network-namespace"            // network, deny
+	MechanismAllowNS = "network-namespace+forwarders" // network, allow-list
 )
 
 // Mechanism is what the sandbox did for one constraint, reported by the
@@ -74,36 +52,11 @@ type Request struct {
 	RootID         string // filesystem.root_id
 	RootMapped     bool   // a --root ID=DIR names RootID
 	RootDir        string // delivered-tier working directory (host path, or in-sandbox path)
-	NetworkMode    string // "deny" or "allow-list"
+	NetworkMode    string // config.NetworkDeny or config.NetworkAllowList
 	Isolation      Isolation
 	Require        map[Constraint]Tier // minimum tier per constraint
 	Filesystem     Mechanism           // what the sandbox applied for the filesystem
 	Network        Mechanism           // what the sandbox applied for the network
-}
-
-// Delivery is a delivered receipt's delivery record.
-type Delivery struct {
-	Channel Channel
-	Env     map[string]string // spawn-env only
-	Cwd     string            // spawn-env, filesystem only
-}
-
-// Receipt is one capability result, before it is written to a transcript;
-// the writer takes the effective value from the config.
-type Receipt struct {
-	Constraint Constraint
-	Status     Status
-	Tier       Tier      // applied only
-	Delivery   *Delivery // delivered tier only
-	Mechanism  string    // os tier only: the x-mechanism word
-	Reason     string    // unsupported only
-}
-
-// Refusal is the run.unsupported that ends a negotiation.
-type Refusal struct {
-	Constraint Constraint
-	Code       string
-	Message    string
 }
 
 // Outcome is a finished negotiation: the receipts in table order through
@@ -184,7 +137,7 @@ func decide(c Constraint, req Request) (Receipt, *Refusal, string) {
 			return r
 		})
 	case Network:
-		if req.NetworkMode == NetworkAllow && (req.Network.Tier != OS || req.Isolation == IsolationNone) {
+		if req.NetworkMode == config.NetworkAllowList && (req.Network.Tier != OS || req.Isolation == IsolationNone) {
 			// An allow-list handed over in a variable would be a promise
 			// the subject need not keep: it cannot be honestly delivered.
 			code := CodeUnsupported
@@ -195,7 +148,7 @@ func decide(c Constraint, req Request) (Receipt, *Refusal, string) {
 				Message: "network allow-list needs a network namespace: " + reasonOr(req.Network.Reason, "isolation none")}, ""
 		}
 		return osOrDelivered(c, req, req.Network, func() Receipt {
-			return delivered(c, map[string]string{EnvNetwork: NetworkDeny})
+			return delivered(c, map[string]string{EnvNetwork: config.NetworkDeny})
 		})
 	}
 	return Receipt{}, &Refusal{Constraint: c, Code: CodeUnsupported, Message: "unknown constraint"}, ""

@@ -3,12 +3,14 @@ package receipts
 import (
 	"reflect"
 	"testing"
+
+	"github.com/termverify/termverify-sandbox/config"
 )
 
 func baseRequest() Request {
 	return Request{
 		Seed: "42", ClockInitialMS: 0, Locale: "en-US", Timezone: "UTC", RootID: "app", RootMapped: true,
-		RootDir: "/work", NetworkMode: NetworkDeny, Isolation: IsolationAuto,
+		RootDir: "/work", NetworkMode: config.NetworkDeny, Isolation: IsolationAuto,
 		Filesystem: Mechanism{Tier: OS, Word: MechanismMountNS},
 		Network:    Mechanism{Tier: OS, Word: MechanismNetNS},
 	}
@@ -51,10 +53,10 @@ func TestNegotiate(t *testing.T) {
 			"locale:delivered", "timezone:delivered", "terminal:unsupported"}, CodeUnsupported, 0},
 		{"unmapped root", func(r *Request) { r.RootMapped = false }, []string{"seed:delivered", "clock:delivered",
 			"locale:delivered", "timezone:delivered", "terminal:delivered", "filesystem:unsupported"}, CodeUnsupported, 0},
-		{"allow-list without netns", func(r *Request) { r.NetworkMode = NetworkAllow; r.Isolation = IsolationNone },
+		{"allow-list without netns", func(r *Request) { r.NetworkMode = config.NetworkAllowList; r.Isolation = IsolationNone },
 			[]string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
 				"terminal:delivered", "filesystem:delivered", "network:unsupported"}, CodeUnsupported, 0},
-		{"allow-list with netns", func(r *Request) { r.NetworkMode = NetworkAllow; r.Network.Word = MechanismAllowNS },
+		{"allow-list with netns", func(r *Request) { r.NetworkMode = config.NetworkAllowList; r.Network.Word = MechanismAllowNS },
 			[]string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
 				"terminal:delivered", "filesystem:os", "network:os"}, "", 0},
 		{"require network os with isolation none", func(r *Request) {

@@ -1,5 +1,7 @@
 package receipts
 
+import "fmt"
+
 // AdapterID and AdapterVersion identify this tool in a transcript's
 // subject.adapter selector. A request may not name another adapter.
 const (
@@ -70,3 +72,65 @@ const (
 	HelloConfig Channel = "hello-config"
 	WireMessage Channel = "wire-message"
 )
+
+// Delivery is a delivered-tier receipt's delivery record: how the subject
+// was handed the value. Channel SpawnEnv carries Env (non-empty) and, for
+// the filesystem constraint only, Cwd; HelloConfig and WireMessage carry
+// nothing else. The transcript writes and parses this type.
+type Delivery struct {
+	Channel Channel
+	Env     map[string]string // spawn-env only
+	Cwd     string            // spawn-env, filesystem only
+}
+
+// Receipt is one capability result. Negotiate decides it; the transcript
+// writes it (taking the effective value from the config) and reads it back.
+type Receipt struct {
+	Constraint Constraint
+	Status     Status
+	Tier       Tier      // applied only
+	Delivery   *Delivery // delivered tier only
+	Mechanism  string    // the x-mechanism word; written for the os tier only
+	Reason     string    // unsupported only
+}
+
+// The refusal codes: run.unsupported's code in a transcript, and
+// session.unsupported's on the control wire. These two are the only ones.
+const (
+	// CodeUnsupported: the run cannot apply the constraint at all.
+	CodeUnsupported = "constraint-unsupported"
+	// CodeNotEnforced: the run cannot enforce the constraint as strongly
+	// as asked (--isolation os, --require).
+	CodeNotEnforced = "constraint-not-enforced"
+)
+
+// Refusal is a run.unsupported: the constraint a run could not apply, with
+// a refusal code and a human-readable message. Negotiate returns one; a
+// subject's session.unsupported makes one too.
+type Refusal struct {
+	Constraint Constraint
+	Code       string // CodeUnsupported or CodeNotEnforced
+	Message    string
+}
+
+// Isolation is the run's --isolation policy.
+type Isolation string
+
+// The isolation policies of PRODUCT.md §3.
+const (
+	// IsolationOS refuses to run unless filesystem and network get the os tier.
+	IsolationOS Isolation = "os"
+	// IsolationAuto takes the strongest tier available and reports downgrades.
+	IsolationAuto Isolation = "auto"
+	// IsolationNone runs without namespaces: everything is delivered.
+	IsolationNone Isolation = "none"
+)
+
+// ParseIsolation parses an --isolation value.
+func ParseIsolation(s string) (Isolation, error) {
+	switch i := Isolation(s); i {
+	case IsolationOS, IsolationAuto, IsolationNone:
+		return i, nil
+	}
+	return "", fmt.Errorf("isolation %q: want os, auto or none", s)
+}

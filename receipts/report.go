@@ -31,6 +31,30 @@ type Row struct {
 	Reason     string     `json:"reason,omitempty"`
 }
 
+// NewReport returns the audit view of a run's receipts: rows in table
+// order, as NewRow makes them, and outcome the terminal record's kind.
+// Weakest and Complete are computed from the rows.
+func NewReport(runID, outcome string, rows []Row) Report {
+	if rows == nil {
+		rows = []Row{} // JSON: "receipts": [], never null
+	}
+	r := Report{RunID: runID, Outcome: outcome, Receipts: rows}
+	r.Finish()
+	return r
+}
+
+// NewRow returns rc's row. effective is the canonical JSON text of an
+// applied receipt's effective value ("" for an unsupported one); the
+// delivered environment is listed sorted, as EnvList does.
+func NewRow(rc Receipt, effective string) Row {
+	row := Row{Constraint: rc.Constraint, Status: rc.Status, Tier: rc.Tier, Effective: effective,
+		Mechanism: rc.Mechanism, Reason: rc.Reason}
+	if d := rc.Delivery; d != nil {
+		row.Channel, row.Env, row.Cwd = d.Channel, EnvList(d.Env), d.Cwd
+	}
+	return row
+}
+
 // Finish fills Weakest and Complete from the rows.
 func (r *Report) Finish() {
 	r.Weakest = None

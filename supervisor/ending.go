@@ -78,16 +78,9 @@ type ending struct {
 	finished    *transcript.Exit    // run.finished with the OS exit
 	claimed     *transcript.Exit    // a differing exit the subject claimed while idle
 	failed      *transcript.Failure // run.failed
-	unsupported *refusal            // run.unsupported, already written
+	unsupported *receipts.Refusal   // run.unsupported, already written
 	budget      error               // a *transcript.BudgetError: FailBudget
 	host        error               // the transcript could not be written at all
-}
-
-// refusal is a run.unsupported as recorded.
-type refusal struct {
-	Constraint receipts.Constraint
-	Code       string
-	Message    string
 }
 
 func failedEnding(code, message string, d details) *ending {

@@ -84,7 +84,7 @@ func (r *recorder) finish(end *ending) (Result, error) {
 		return res, end.host
 	case end.unsupported != nil:
 		res.Outcome = transcript.KindRunUnsupported
-		res.Refusal = &Refusal{Constraint: string(end.unsupported.Constraint), Code: end.unsupported.Code, Message: end.unsupported.Message}
+		res.Refusal = end.unsupported
 	case end.finished != nil:
 		res.Outcome, res.Exit = transcript.KindRunFinished, end.finished
 		var ext []canon.Member
@@ -124,7 +124,7 @@ func (r *recorder) writeReceipts() error {
 	}
 	r.receipts = true
 	for _, rc := range r.outcome.Receipts {
-		if err := r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery), mechanism(rc)...); err != nil {
+		if err := r.w.Applied(rc.Constraint, rc.Tier, rc.Delivery, mechanism(rc)...); err != nil {
 			return err
 		}
 	}
@@ -143,7 +143,7 @@ func (r *recorder) refuse(out receipts.Outcome) *ending {
 		if rc.Status == receipts.Unsupported {
 			err = r.w.Unsupported(rc.Constraint, rc.Reason)
 		} else {
-			err = r.w.Applied(rc.Constraint, rc.Tier, delivery(rc.Delivery), mechanism(rc)...)
+			err = r.w.Applied(rc.Constraint, rc.Tier, rc.Delivery, mechanism(rc)...)
 		}
 		if err != nil {
 			return r.fail(err, phaseNegotiation)
@@ -152,7 +152,7 @@ func (r *recorder) refuse(out receipts.Outcome) *ending {
 	if err := r.w.EndUnsupported(ref.Code, ref.Message); err != nil {
 		return r.fail(err, phaseNegotiation)
 	}
-	return &ending{unsupported: &refusal{Constraint: ref.Constraint, Code: ref.Code, Message: ref.Message}}
+	return &ending{unsupported: ref}
 }
 
 // subjectRefused records the subject's session.unsupported as the truer
@@ -170,13 +170,6 @@ func (r *recorder) subjectRefused(c receipts.Constraint, code, message string) *
 	out.Receipts = append(out.Receipts, receipts.Receipt{Constraint: c, Status: receipts.Unsupported,
 		Reason: "the subject refused it: " + message})
 	return r.refuse(out)
-}
-
-func delivery(d *receipts.Delivery) *transcript.Delivery {
-	if d == nil {
-		return nil
-	}
-	return &transcript.Delivery{Channel: d.Channel, Env: d.Env, Cwd: d.Cwd}
 }
 
 // mechanism names an os-tier receipt's mechanism in an x-mechanism member:

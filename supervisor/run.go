@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -18,7 +19,7 @@ type Result struct {
 	Outcome string
 	Exit    *transcript.Exit    // run.finished: the OS-observed exit
 	Error   *transcript.Failure // run.failed: the recorded error
-	Refusal *Refusal            // run.unsupported
+	Refusal *receipts.Refusal   // run.unsupported
 	Records int                 // records written
 	// Downgrades lists what --isolation auto took below the os tier.
 	Downgrades []string
@@ -27,13 +28,6 @@ type Result struct {
 	// host logs and checking that none outlived the run; never in the
 	// transcript. Run sets it even when it returns an error after a start.
 	Sandboxes []string
-}
-
-// Refusal is a run.unsupported.
-type Refusal struct {
-	Constraint string
-	Code       string
-	Message    string
 }
 
 // Succeeded reports whether the run finished and the subject exited 0.

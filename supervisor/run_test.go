@@ -262,7 +262,7 @@ func TestFailures(t *testing.T) {
 	unsupported := func(c receipts.Constraint, code string) check {
 		return func(t *testing.T, o outcome) {
 			t.Helper()
-			if o.res.Outcome != transcript.KindRunUnsupported || o.res.Refusal.Constraint != string(c) || o.res.Refusal.Code != code {
+			if o.res.Outcome != transcript.KindRunUnsupported || o.res.Refusal.Constraint != c || o.res.Refusal.Code != code {
 				t.Errorf("want run.unsupported %s %s, got %+v %+v", c, code, o.res.Outcome, o.res.Refusal)
 			}
 			if o.tierOf(c) != "unsupported" {

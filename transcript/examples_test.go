@@ -53,9 +53,9 @@ func negotiate(t *testing.T, w *Writer, cfg config.Config) bool {
 			must(t, w.Unsupported(c, "only UTC can be applied; "+cfg.Timezone+" needs zone data v1 never consults"))
 			return false
 		case env[c] != nil:
-			err = w.Applied(c, receipts.Delivered, &Delivery{Channel: receipts.SpawnEnv, Env: env[c]})
+			err = w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.SpawnEnv, Env: env[c]})
 		case c == receipts.Terminal:
-			err = w.Applied(c, receipts.Delivered, &Delivery{Channel: receipts.HelloConfig})
+			err = w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig})
 		default:
 			err = w.Applied(c, receipts.OS, nil)
 		}
@@ -135,7 +135,7 @@ func examples(t *testing.T) map[string][]byte {
 	w = NewWriter(&uns, "example-unsupported")
 	must(t, w.Start(cfg, subj))
 	negotiate(t, w, cfg)
-	must(t, w.EndUnsupported(CodeConstraintUnsupported, "timezone Europe/Berlin cannot be applied in v1"))
+	must(t, w.EndUnsupported(receipts.CodeUnsupported, "timezone Europe/Berlin cannot be applied in v1"))
 	must(t, w.Close())
 	out["unsupported.jsonl"] = uns.Bytes()
 	return out

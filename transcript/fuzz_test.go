@@ -112,17 +112,17 @@ func FuzzWriter(f *testing.F) {
 					c = all[p.pick(len(all))]
 				}
 				tier := []receipts.Tier{receipts.OS, receipts.Constructive, receipts.Delivered, "bogus"}[p.pick(4)]
-				var d *Delivery
+				var d *receipts.Delivery
 				switch p.pick(4) {
 				case 1:
-					d = &Delivery{Channel: receipts.SpawnEnv, Env: map[string]string{"TERMVERIFY_X": "1"}}
+					d = &receipts.Delivery{Channel: receipts.SpawnEnv, Env: map[string]string{"TERMVERIFY_X": "1"}}
 					if c == receipts.Filesystem {
 						d.Cwd = "/sandbox"
 					}
 				case 2:
-					d = &Delivery{Channel: receipts.HelloConfig}
+					d = &receipts.Delivery{Channel: receipts.HelloConfig}
 				case 3:
-					d = &Delivery{Channel: receipts.SpawnEnv, Env: map[string]string{p.str(): p.str()}, Cwd: p.str()}
+					d = &receipts.Delivery{Channel: receipts.SpawnEnv, Env: map[string]string{p.str(): p.str()}, Cwd: p.str()}
 				}
 				if p.pick(6) == 0 {
 					err = w.Unsupported(c, p.str())
@@ -203,7 +203,7 @@ func FuzzWriter(f *testing.F) {
 		if out.Len() > 0 && !w.Ended() {
 			var err error
 			if w.v.pending != "" {
-				err = w.EndUnsupported(CodeConstraintUnsupported, "ended by the fuzzer")
+				err = w.EndUnsupported(receipts.CodeUnsupported, "ended by the fuzzer")
 			} else {
 				err = w.FailBudget(&BudgetError{Limit: LimitRecords})
 			}

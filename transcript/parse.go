@@ -46,34 +46,60 @@ func (t *Transcript) Config() config.Config {
 func (t *Transcript) Receipts() []Receipt {
 	var out []Receipt
 	for i := range t.Records {
-		r := &t.Records[i]
-		if r.Kind != KindCapability {
-			continue
+		if r := &t.Records[i]; r.Kind == KindCapability {
+			out = append(out, receiptOf(r))
 		}
-		p := r.Payload()
-		rc := Receipt{}
-		s, _ := str(get(p, "constraint"))
-		rc.Constraint = receipts.Constraint(s)
-		s, _ = str(get(p, "status"))
-		rc.Status = receipts.Status(s)
-		if rc.Status == receipts.Unsupported {
-			rc.Reason, _ = str(get(p, "reason"))
-		} else {
-			s, _ = str(get(p, "tier"))
-			rc.Tier = receipts.Tier(s)
-			rc.Effective = *get(p, "effective")
-			if d, ok := p.Get("delivery"); ok {
-				rc.Delivery = deliveryOf(d)
-			}
-		}
-		out = append(out, rc)
 	}
 	return out
 }
 
-func deliveryOf(d *canon.Value) *Delivery {
+// Report returns the audit view of t's receipts (the receipts command),
+// each applied one with its effective value as canonical JSON text.
+func (t *Transcript) Report() (receipts.Report, error) {
+	var rows []receipts.Row
+	for i := range t.Records {
+		r := &t.Records[i]
+		if r.Kind != KindCapability {
+			continue
+		}
+		rc := receiptOf(r)
+		var eff []byte
+		if rc.Status == receipts.Applied {
+			var err error
+			if eff, err = canon.Marshal(&rc.Effective); err != nil {
+				return receipts.Report{}, fmt.Errorf("record %d: %w", r.Seq, err)
+			}
+		}
+		rows = append(rows, receipts.NewRow(rc.Receipt, string(eff)))
+	}
+	return receipts.NewReport(t.RunID, t.Terminal(), rows), nil
+}
+
+// receiptOf reads the capability.result r, which Parse has validated.
+func receiptOf(r *Record) Receipt {
+	p := r.Payload()
+	rc := Receipt{}
+	s, _ := str(get(p, "constraint"))
+	rc.Constraint = receipts.Constraint(s)
+	s, _ = str(get(p, "status"))
+	rc.Status = receipts.Status(s)
+	if rc.Status == receipts.Unsupported {
+		rc.Reason, _ = str(get(p, "reason"))
+	} else {
+		s, _ = str(get(p, "tier"))
+		rc.Tier = receipts.Tier(s)
+		rc.Effective = *get(p, "effective")
+		if d, ok := p.Get("delivery"); ok {
+			rc.Delivery = deliveryOf(d)
+		}
+	}
+	rc.Mechanism, _ = str(get(p, "x-mechanism"))
+	return rc
+}
+
+func deliveryOf(d *canon.Value) *receipts.Delivery {
 	ch, _ := str(get(d, "channel"))
-	out := &Delivery{Channel: receipts.Channel(ch)}
+	out := &receipts.Delivery{Channel: receipts.Channel(ch)}
 	if env, ok := d.Get("env"); ok {
 		out.Env = make(map[string]string, len(env.Members))
 		for _, m := range env.Members {

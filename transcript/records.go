@@ -31,12 +31,12 @@ const (
 	KindRunUnsupported = "run.unsupported"
 )
 
-// Reserved error codes (run.failed.error.code, run.unsupported.code).
+// Reserved error codes of run.failed.error.code. The run.unsupported codes
+// are the receipt vocabulary's: receipts.CodeUnsupported and
+// receipts.CodeNotEnforced.
 const (
-	CodeAdapterStartFailed    = "adapter-start-failed"
-	CodeAdapterRuntimeFailed  = "adapter-runtime-failed"
-	CodeConstraintUnsupported = "constraint-unsupported"
-	CodeConstraintNotEnforced = "constraint-not-enforced"
+	CodeAdapterStartFailed   = "adapter-start-failed"
+	CodeAdapterRuntimeFailed = "adapter-runtime-failed"
 )
 
 // Selector is a versioned replay selector {id, version}.
@@ -85,18 +85,9 @@ func (s Subject) Value() canon.Value {
 	return canon.ObjectValue(m...)
 }
 
-// Delivery is a delivered-tier receipt's delivery record. Channel
-// spawn-env needs Env (non-empty) and, for the filesystem constraint only,
-// Cwd; hello-config and wire-message carry nothing else.
-type Delivery struct {
-	Channel receipts.Channel
-	Env     map[string]string
-	Cwd     string
-}
-
-// Value returns the delivery's JSON value (channel-tagged: the form
-// emitters produce).
-func (d Delivery) Value() canon.Value {
+// deliveryValue returns d's JSON value (channel-tagged: the form emitters
+// produce).
+func deliveryValue(d *receipts.Delivery) canon.Value {
 	m := []canon.Member{canon.M("channel", canon.StringValue(string(d.Channel)))}
 	if d.Channel == receipts.SpawnEnv {
 		names := make([]string, 0, len(d.Env))
@@ -116,14 +107,12 @@ func (d Delivery) Value() canon.Value {
 	return canon.ObjectValue(m...)
 }
 
-// Receipt is one capability.result as Parse read it.
+// Receipt is one capability.result as Parse read it: the receipt, with its
+// x-mechanism word when it has a string one, and the effective value it
+// carries.
 type Receipt struct {
-	Constraint receipts.Constraint
-	Status     receipts.Status
-	Tier       receipts.Tier // applied only
-	Effective  canon.Value   // applied only
-	Delivery   *Delivery     // delivered tier only (legacy form normalized)
-	Reason     string        // unsupported only
+	receipts.Receipt
+	Effective canon.Value // applied only
 }
 
 // ExitKind says how a process ended.

@@ -110,7 +110,7 @@ func (w *Writer) Start(cfg config.Config, subj Subject) error {
 //
 // ext adds uninterpreted x- members (for example "x-mechanism" naming the
 // OS mechanism of an os-tier receipt); a member not named x-... is refused.
-func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *Delivery, ext ...canon.Member) error {
+func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *receipts.Delivery, ext ...canon.Member) error {
 	if err := checkExtensions(ext); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (w *Writer) Applied(c receipts.Constraint, tier receipts.Tier, d *Delivery,
 		canon.M("tier", canon.StringValue(string(tier))),
 	}
 	if d != nil {
-		m = append(m, canon.M("delivery", d.Value()))
+		m = append(m, canon.M("delivery", deliveryValue(d)))
 	}
 	m = append(m, ext...)
 	return w.emit(KindCapability, canon.ObjectValue(m...))
@@ -197,7 +197,7 @@ func (w *Writer) Fail(f Failure) error {
 
 // EndUnsupported writes run.unsupported for the constraint of the
 // preceding Unsupported result, with a non-empty code (normally
-// CodeConstraintUnsupported or CodeConstraintNotEnforced).
+// receipts.CodeUnsupported or receipts.CodeNotEnforced).
 func (w *Writer) EndUnsupported(code, message string) error {
 	return w.emit(KindRunUnsupported, canon.ObjectValue(
 		canon.M("constraint", canon.StringValue(string(w.v.pending))),

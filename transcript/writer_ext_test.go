@@ -16,7 +16,7 @@ func TestWriterExtensions(t *testing.T) {
 	if err := w.Start(testConfig(t), testSubject()); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Applied(receipts.Seed, receipts.Delivered, &Delivery{Channel: receipts.SpawnEnv,
+	if err := w.Applied(receipts.Seed, receipts.Delivered, &receipts.Delivery{Channel: receipts.SpawnEnv,
 		Env: map[string]string{"TERMVERIFY_SEED": testConfig(t).Seed}}, canon.M("mechanism", canon.StringValue("x"))); err == nil {
 		t.Fatal("Applied accepted a non-x- extension member")
 	}
@@ -55,15 +55,11 @@ func TestWriterMechanismReceipts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range out.Receipts {
-		var d *Delivery
 		var ext []canon.Member
-		if r.Delivery != nil {
-			d = &Delivery{Channel: r.Delivery.Channel, Env: r.Delivery.Env, Cwd: r.Delivery.Cwd}
-		}
 		if r.Mechanism != "" {
 			ext = append(ext, canon.M("x-mechanism", canon.StringValue(r.Mechanism)))
 		}
-		if err := w.Applied(r.Constraint, r.Tier, d, ext...); err != nil {
+		if err := w.Applied(r.Constraint, r.Tier, r.Delivery, ext...); err != nil {
 			t.Fatalf("Applied %s: %v", r.Constraint, err)
 		}
 	}
@@ -80,5 +76,8 @@ func TestWriterMechanismReceipts(t *testing.T) {
 	fs := tr.Records[6].Payload()
 	if m, ok := fs.Get("x-mechanism"); !ok || m.Str != receipts.MechanismMountNS {
 		t.Fatalf("filesystem receipt lost x-mechanism: %+v", fs)
+	}
+	if got := tr.Receipts(); got[5].Mechanism != receipts.MechanismMountNS || got[5].Constraint != receipts.Filesystem {
+		t.Fatalf("Receipts()[5] = %+v, want filesystem via %s", got[5], receipts.MechanismMountNS)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
-	"github.com/termverify/termverify-sandbox/supervisor"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // receiptsOptions are receipts' flags.
@@ -60,7 +60,7 @@ func runReceipts(cmd *cobra.Command, o receiptsOptions, path string) error {
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("receipts: %w", termsafe.Error(err))}
 	}
-	report, err := supervisor.Audit(data)
+	report, err := audit(data)
 	if err != nil {
 		return &exitError{Code: exitFailed, Err: fmt.Errorf("receipts: %s: %w", termsafe.String(path), termsafe.Error(err))}
 	}
@@ -88,6 +88,17 @@ func runReceipts(cmd *cobra.Command, o receiptsOptions, path string) error {
 		return &exitError{Code: exitFailed, Err: fmt.Errorf("receipts: policy not met:\n  %s", strings.Join(lines, "\n  "))}
 	}
 	return nil
+}
+
+// audit parses a transcript strictly and returns the audit view of its
+// receipts. A transcript that is not valid is an error: its receipts prove
+// nothing.
+func audit(data []byte) (receipts.Report, error) {
+	t, err := transcript.Parse(data)
+	if err != nil {
+		return receipts.Report{}, err
+	}
+	return t.Report()
 }
 
 // safeReport is a copy of r, for printing only, with every string escaped

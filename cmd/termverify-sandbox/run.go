@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -16,11 +17,17 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// runOptions are run's flags.
+// runOptions are run's flags: the request and the input script, and the
+// flags run shares with replay.
 type runOptions struct {
-	request    string
-	inputs     string
-	inputsFrom string
+	request string
+	inputs  string
+	runFlags
+}
+
+// runFlags are the flags of a run that replay takes too: where the subject
+// runs, under which policy, limits and deadlines, and where the outputs go.
+type runFlags struct {
 	roots      []string
 	rootfs     string
 	isolation  string
@@ -39,7 +46,7 @@ type runOptions struct {
 func newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run --request FILE [--inputs FILE | --inputs-from TRANSCRIPT] --root ID=DIR --transcript FILE [flags] -- SUBJECT [ARGS...]",
+		Use:   "run --request FILE [--inputs FILE] --root ID=DIR --transcript FILE [flags] -- SUBJECT [ARGS...]",
 		Short: "Run a subject in the sandbox over termverify.control/v1 and record its transcript",
 		Long: `run spawns SUBJECT inside the sandbox (or, with --isolation none, directly in
 the mapped root), sends session.hello with the request's config, runs one
@@ -67,7 +74,12 @@ finished otherwise, failed, was unsupported (the transcript says how);
 	f := cmd.Flags()
 	f.StringVar(&o.request, "request", "", `request file {"run_id", "config", "subject"} (required)`)
 	f.StringVar(&o.inputs, "inputs", "", `input script: JSONL, one {"kind", "payload"} per line ("-" for stdin)`)
-	f.StringVar(&o.inputsFrom, "inputs-from", "", "replay the inputs of an earlier transcript")
+	o.runFlags.register(f)
+	return cmd
+}
+
+// register defines the shared flags on f.
+func (o *runFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.roots, "root", nil, "map filesystem root_id ID to host directory DIR: ID=DIR (repeatable)")
 	f.StringVar(&o.rootfs, "rootfs", "", "complete root filesystem (read-only) instead of the host's system directories")
 	f.StringVar(&o.isolation, "isolation", "auto", "os (refuse unless filesystem and network get the os tier), auto (strongest available), none (no namespaces)")
@@ -81,7 +93,6 @@ finished otherwise, failed, was unsupported (the transcript says how);
 	f.StringVar(&o.evidence, "evidence", "", "write volatile host evidence (namespaces, cgroups, pids, times, stderr) as JSON")
 	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE, a regular file with no symlink on its path (default: discarded)")
 	f.StringVar(&o.stderrMax, "stderr-limit", fmt.Sprint(supervisor.DefaultStderrLimit), "largest --stderr file; what the subject writes beyond it is counted in the evidence and dropped")
-	return cmd
 }
 
 func runRun(cmd *cobra.Command, o runOptions, args []string) error {
@@ -106,7 +117,7 @@ func runRun(cmd *cobra.Command, o runOptions, args []string) error {
 	return &exitError{Code: exitFailed, Err: fmt.Errorf("run: %s", describeResult(res))}
 }
 
-// request turns the flags into a supervisor.Request.
+// toRequest turns the flags into a supervisor.Request.
 func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	var req supervisor.Request
 	if o.request == "" {
@@ -114,9 +125,6 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	}
 	if o.transcript == "" {
 		return req, errors.New("--transcript is required")
-	}
-	if o.inputs != "" && o.inputsFrom != "" {
-		return req, errors.New("--inputs and --inputs-from exclude each other")
 	}
 	rf, err := supervisor.ReadRunFile(o.request)
 	if err != nil {
@@ -129,34 +137,38 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 		req.Inputs, err = supervisor.ParseInputs(os.Stdin)
 	case o.inputs != "":
 		req.Inputs, err = supervisor.ReadInputsFile(o.inputs)
-	case o.inputsFrom != "":
-		req.Inputs, err = supervisor.InputsFromTranscriptFile(o.inputsFrom)
 	}
 	if err != nil {
 		return req, err
 	}
+	return req, o.apply(&req, args)
+}
+
+// apply sets the shared flags' fields of req; args is the subject's argv.
+func (o runFlags) apply(req *supervisor.Request, args []string) error {
+	var err error
 	req.Roots = map[string]string{}
 	for _, r := range o.roots {
 		id, dir, ok := strings.Cut(r, "=")
 		if !ok || id == "" || dir == "" {
-			return req, fmt.Errorf("--root %q: want ID=DIR", r)
+			return fmt.Errorf("--root %q: want ID=DIR", r)
 		}
 		if _, dup := req.Roots[id]; dup {
-			return req, fmt.Errorf("--root %s given twice", id)
+			return fmt.Errorf("--root %s given twice", id)
 		}
 		req.Roots[id] = dir
 	}
 	if req.Isolation, err = receipts.ParseIsolation(o.isolation); err != nil {
-		return req, fmt.Errorf("--isolation: %w", err)
+		return fmt.Errorf("--isolation: %w", err)
 	}
 	if req.Require, err = receipts.ParseRequire(o.require); err != nil {
-		return req, fmt.Errorf("--require: %w", err)
+		return fmt.Errorf("--require: %w", err)
 	}
 	if req.Limits, err = o.limits.limits(); err != nil {
-		return req, err
+		return err
 	}
 	if req.StderrLimit, err = parseSize(o.stderrMax); err != nil {
-		return req, fmt.Errorf("--stderr-limit: %w", err)
+		return fmt.Errorf("--stderr-limit: %w", err)
 	}
 	req.Args, req.RootFS, req.StateDir = args, o.rootfs, o.stateDir
 	req.Deadlines = supervisor.Deadlines{Handshake: o.handshake, Epoch: o.epoch, Run: o.runLimit}
@@ -164,7 +176,7 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 		req.TranscriptPath = o.transcript
 	}
 	req.EvidencePath, req.StderrPath = o.evidence, o.stderr
-	return req, nil
+	return nil
 }
 
 // describeResult is the one-line reason for a non-zero exit. The codes and
@@ -177,7 +189,7 @@ func describeResult(r supervisor.Result) string {
 		}
 		return fmt.Sprintf("the subject exited with status %d", r.Exit.Code)
 	case transcript.KindRunUnsupported:
-		return fmt.Sprintf("unsupported: %s (%s): %s", termsafe.String(r.Refusal.Constraint),
+		return fmt.Sprintf("unsupported: %s (%s): %s", termsafe.String(string(r.Refusal.Constraint)),
 			termsafe.String(r.Refusal.Code), termsafe.String(r.Refusal.Message))
 	case transcript.KindRunFailed:
 		return fmt.Sprintf("failed (%s): %s", termsafe.String(r.Error.Code), termsafe.String(r.Error.Message))

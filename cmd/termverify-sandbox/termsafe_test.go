@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -153,7 +154,7 @@ func TestDescribeResultEscapes(t *testing.T) {
 	}
 	cases := []supervisor.Result{
 		{Outcome: transcript.KindRunFailed, Error: &transcript.Failure{Code: "c\x1b[2J", Message: msg}},
-		{Outcome: transcript.KindRunUnsupported, Refusal: &supervisor.Refusal{Constraint: "t\n", Code: "\u202e", Message: msg}},
+		{Outcome: transcript.KindRunUnsupported, Refusal: &receipts.Refusal{Constraint: "t\n", Code: "\u202e", Message: msg}},
 		{Outcome: transcript.KindRunFinished, Exit: &transcript.Exit{Kind: transcript.ExitSignal, Signal: "KILL\x1b]0;x\x07"}},
 	}
 	for i, r := range cases {

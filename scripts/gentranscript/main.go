@@ -89,9 +89,9 @@ func generate(bw *bufio.Writer, size int) error {
 	for _, c := range receipts.Constraints() {
 		switch {
 		case env[c] != nil:
-			check(w.Applied(c, receipts.Delivered, &transcript.Delivery{Channel: receipts.SpawnEnv, Env: env[c]}))
+			check(w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.SpawnEnv, Env: env[c]}))
 		case c == receipts.Terminal:
-			check(w.Applied(c, receipts.Delivered, &transcript.Delivery{Channel: receipts.HelloConfig}))
+			check(w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig}))
 		default:
 			check(w.Applied(c, receipts.OS, nil))
 		}
