@@ -23,6 +23,8 @@ func newRootCmd() *cobra.Command {
 		newExecCmd(),
 		newProbeCmd(),
 		newRunCmd(),
+		newReplayCmd(),
+		newCompareCmd(),
 		newReceiptsCmd(),
 	)
 	return root
