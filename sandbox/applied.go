@@ -87,6 +87,10 @@ type Evidence struct {
 	Milestones      []Milestone       `json:"milestones"`
 	PeakMemoryBytes int64             `json:"peak_memory_bytes,omitempty"`
 	OOMKills        int64             `json:"oom_kills,omitempty"`
+	// Forwarders are the allow-list listeners inside the sandbox and what
+	// crossed them (connections relayed, refused at the per-route bound,
+	// failed on the host side), read when Evidence is called.
+	Forwarders []netpolicy.RouteStats `json:"forwarders,omitempty"`
 }
 
 // Milestone is a named point of the sandbox's life, in microseconds since

@@ -156,6 +156,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("network policy", string(s.Network.Mode), err)
 	}
 	c.add(fwd.Close)
+	sb.fwd = fwd
 	sb.mark("network")
 
 	// Create/start split: libcontainer's init is parked on its exec fifo

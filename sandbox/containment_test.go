@@ -199,6 +199,15 @@ func TestAllowList(t *testing.T) {
 			if a := sb.Applied(); !a.Network.Confined || !slices.Contains(a.Network.Checks, "allow-list-forwarders") {
 				t.Errorf("applied network %+v", a.Network)
 			}
+			// The evidence counts what crossed the forwarders.
+			var accepted uint64
+			fw := sb.Evidence().Forwarders
+			for _, r := range fw {
+				accepted += r.Accepted
+			}
+			if len(fw) == 0 || (tc.want == "OK hello") != (accepted == 1) {
+				t.Errorf("forwarder evidence %+v after %q", fw, out)
+			}
 		})
 	}
 	// Nothing the sandbox sent over UDP reached the host's socket.

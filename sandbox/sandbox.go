@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/reaper"
+	"github.com/termverify/termverify-sandbox/netpolicy"
 
 	// Device rules and nsenter's pre-Go-runtime namespace setup are
 	// registered by import; libcontainer cannot start a container without.
@@ -67,6 +68,8 @@ type Sandbox struct {
 	liveW   *os.File // liveness: closing it ends the sandbox
 	report  *bufio.Reader
 	console *os.File // Spec.Terminal's pty master (console.go)
+	// fwd is the allow-list's forwarder; Evidence reads its counts.
+	fwd *netpolicy.Forwarder
 
 	// root and rootfs are the opened mapped root and complete root, and
 	// rootfsEntries the opened top-level entries of rootfs: what is
@@ -307,6 +310,9 @@ func (sb *Sandbox) Evidence() Evidence {
 	defer sb.mu.Unlock()
 	e := sb.evidence
 	e.Milestones = append([]Milestone(nil), e.Milestones...)
+	if sb.fwd != nil {
+		e.Forwarders = sb.fwd.Stats()
+	}
 	return e
 }
 

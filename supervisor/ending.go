@@ -100,7 +100,8 @@ func startCode(ready bool) string {
 //
 // A deadline's details are upstream's (abort-deadline-ms, phase, during),
 // plus ours: which deadline it was (deadline, deadline_ms) and the input.
-func abortEnding(cause error, ready bool, p phase, during string, input int, lim Deadlines) *ending {
+func abortEnding(cause error, p phase, during string, input int, lim Deadlines) *ending {
+	ready := p.ready()
 	d := details{}.str("phase", string(p)).str("during", during)
 	if input > 0 {
 		d = d.num("input", int64(input))
@@ -251,7 +252,7 @@ func (s *session) writeEnd(pctx context.Context, err error) *ending {
 
 // abort is a deadline's or a signal's ending.
 func (s *session) abort(cause error, during string) *ending {
-	return abortEnding(cause, s.phase.ready(), s.phase, during, s.input, s.lim)
+	return abortEnding(cause, s.phase, during, s.input, s.lim)
 }
 
 // subjectFailure records a failure the subject reported itself, as

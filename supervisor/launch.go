@@ -84,7 +84,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	}
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, spawnAborted(ctx)
+		return nil, nil, spawnAborted(ctx, req.Deadlines)
 	case errors.Is(err, sandbox.ErrSubjectExec):
 		return nil, nil, spawnFailed(err)
 	case backend == sandbox.IsolationNone:
@@ -209,6 +209,6 @@ func spawnFailed(err error) *ending {
 
 // spawnAborted is the run deadline or a signal arriving while the sandbox
 // was being built: the handshake never began.
-func spawnAborted(ctx context.Context) *ending {
-	return abortEnding(context.Cause(ctx), false, "spawn", "spawn", 0, Deadlines{})
+func spawnAborted(ctx context.Context, lim Deadlines) *ending {
+	return abortEnding(context.Cause(ctx), phaseSpawn, "spawn", 0, lim)
 }

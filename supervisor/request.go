@@ -354,39 +354,3 @@ func ReadInputsFile(path string) ([]transcript.Input, error) {
 	}
 	return in, nil
 }
-
-// InputsFromTranscriptFile reads the transcript at path with
-// transcript.Read, which refuses it as soon as more than
-// canon.MaxTranscriptBytes arrive, and returns its inputs as
-// InputsFromTranscript does.
-func InputsFromTranscriptFile(path string) ([]transcript.Input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("inputs-from: %w", err)
-	}
-	defer f.Close()
-	t, err := transcript.Read(f)
-	var in []transcript.Input
-	if err == nil {
-		in, err = t.Inputs(controlInputKinds()...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("inputs-from %s: %w", path, err)
-	}
-	return in, nil
-}
-
-// InputsFromTranscript returns the inputs of an earlier (valid) transcript,
-// in order, for --inputs-from: replaying them reproduces its manual clock.
-// An input control/v1 cannot carry is refused, naming its record.
-func InputsFromTranscript(data []byte) ([]transcript.Input, error) {
-	t, err := transcript.Parse(data)
-	var in []transcript.Input
-	if err == nil {
-		in, err = t.Inputs(controlInputKinds()...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("inputs-from: %w", err)
-	}
-	return in, nil
-}

@@ -101,8 +101,9 @@ func TestExample(t *testing.T) {
 		t.Errorf("second run differs:\n%s\n---\n%s", o.data, again.data)
 	}
 
-	// --inputs-from replays the inputs of the first transcript.
-	replay, err := InputsFromTranscript(o.data)
+	// The inputs of the first transcript, run again (as replay does),
+	// give the same transcript.
+	replay, err := o.tr.Inputs(controlInputKinds()...)
 	if err != nil {
 		t.Fatal(err)
 	}

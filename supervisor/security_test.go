@@ -386,18 +386,6 @@ func TestReadersStopAtTheLimit(t *testing.T) {
 			t.Error("1001 bytes accepted under a 1000-byte limit")
 		}
 	})
-	t.Run("inputs-from: transcript over the limit", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "big.jsonl")
-		f, err := os.Create(path)
-		mustSucceed(t, err)
-		mustSucceed(t, f.Truncate(canon.MaxTranscriptBytes+1))
-		mustSucceed(t, f.Close())
-		_, err = InputsFromTranscriptFile(path)
-		te, ok := errors.AsType[*transcript.Error](err)
-		if !ok || te.Rule != transcript.RuleTranscriptBytes || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
-			t.Errorf("InputsFromTranscriptFile: %v, want rule %s naming the file and %d", err, transcript.RuleTranscriptBytes, canon.MaxTranscriptBytes)
-		}
-	})
 	t.Run("input script file: a long line names the file and the line", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "inputs.jsonl")
 		long := append([]byte(`{"kind":"input.text","payload":{"text":"`), bytes.Repeat([]byte("a"), canon.MaxLineBytes)...)
