@@ -201,9 +201,6 @@ func directIDs(s *Spec) (*reaper.IDs, error) {
 	return &reaper.IDs{UID: s.UID, GID: s.GID}, nil
 }
 
-// noCaps is an empty capability set as /proc/<pid>/status shows it.
-const noCaps = "0000000000000000"
-
 // verifyDirect is verifyCredentials for the direct runner: it reads the
 // parked reaper's status from the host once it has confined itself and
 // before it is released to fork the subject, which inherits exactly
@@ -248,27 +245,7 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, done <-chan struct{}) 
 	}
 	sb.evidence.UID, sb.evidence.GID = uid, gid
 	sb.addMechanism("unprivileged-uid", true, uidReason)
-	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
-		if st[k] != noCaps {
-			return stepErr("verify", "capabilities", fmt.Errorf("%w: %s %s", ErrNotVerified, k, st[k]))
-		}
-	}
-	// The bounding set is emptied only with CAP_SETPCAP (not as a plain
-	// user); with no_new_privs no exec can raise a capability from it.
-	if st["CapBnd"] == noCaps {
-		sb.addMechanism("capabilities-dropped", true, "ok")
-	} else {
-		sb.addMechanism("capabilities-dropped", true, "bounding-set-kept")
-	}
-	if st["NoNewPrivs"] != "1" {
-		return stepErr("verify", "no-new-privs", fmt.Errorf("%w: NoNewPrivs %q", ErrNotVerified, st["NoNewPrivs"]))
-	}
-	sb.addMechanism("no-new-privs", true, "ok")
-	if st["Seccomp"] != "2" {
-		return stepErr("verify", "seccomp", fmt.Errorf("%w: seccomp mode %q", ErrNotVerified, st["Seccomp"]))
-	}
-	sb.addMechanism("seccomp", true, "filter")
-	return nil
+	return sb.verifyConfinement(st, false)
 }
 
 // joinCgroup puts the parked reaper into a fresh cgroup (pids, memory,
