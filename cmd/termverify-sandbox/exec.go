@@ -37,7 +37,7 @@ func newExecCmd() *cobra.Command {
 	var o execOptions
 	cmd := &cobra.Command{
 		Use:   "exec [--root DIR | --rootfs DIR] [--network deny | --allow HOST:PORT ...] [--memory SIZE] [--pids N] -- CMD [ARGS...]",
-		Short: "Run a command inside the sandbox run uses, stdio passed through",
+		Short: "Run a command inside the sandbox run uses, its stdio relayed (a pty of its own on a terminal)",
 		Long: `exec runs CMD inside exactly the sandbox that run builds: fresh root, the
 mapped root read-write at /sandbox (the working directory), denied or
 allow-listed network, dropped privileges, seccomp, cgroup limits. It prints
