@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
@@ -73,20 +74,24 @@ func (a Applied) Unenforced() []MechanismCheck {
 // Evidence holds volatile host facts about one sandbox for an evidence
 // file: never for a transcript, which must stay replay-comparable.
 type Evidence struct {
-	ID              string            `json:"id"`
-	StateDir        string            `json:"state_dir"`
-	HostRoot        string            `json:"host_root,omitempty"`
-	RootFS          string            `json:"rootfs,omitempty"`
-	InitPID         int               `json:"init_pid"`    // host PID of the sandbox's PID 1
-	SubjectPID      int               `json:"subject_pid"` // in the sandbox's PID namespace
-	Namespaces      map[string]uint64 `json:"namespaces,omitempty"`
-	CgroupPaths     map[string]string `json:"cgroup_paths,omitempty"`
-	UserNamespace   bool              `json:"user_namespace"`
-	UID             int               `json:"uid"`
-	GID             int               `json:"gid"`
-	Milestones      []Milestone       `json:"milestones"`
-	PeakMemoryBytes int64             `json:"peak_memory_bytes,omitempty"`
-	OOMKills        int64             `json:"oom_kills,omitempty"`
+	ID          string            `json:"id"`
+	StateDir    string            `json:"state_dir"`
+	HostRoot    string            `json:"host_root,omitempty"`
+	RootFS      string            `json:"rootfs,omitempty"`
+	InitPID     int               `json:"init_pid"`    // host PID of the sandbox's PID 1
+	SubjectPID  int               `json:"subject_pid"` // in the sandbox's PID namespace
+	Namespaces  map[string]uint64 `json:"namespaces,omitempty"`
+	CgroupPaths map[string]string `json:"cgroup_paths,omitempty"`
+	// CgroupError is why the sandbox's cgroup could not be made (or only
+	// partly): the first unwritable directory and its errno. "" when the
+	// cgroup was made, or not tried (rootless).
+	CgroupError     string      `json:"cgroup_error,omitempty"`
+	UserNamespace   bool        `json:"user_namespace"`
+	UID             int         `json:"uid"`
+	GID             int         `json:"gid"`
+	Milestones      []Milestone `json:"milestones"`
+	PeakMemoryBytes int64       `json:"peak_memory_bytes,omitempty"`
+	OOMKills        int64       `json:"oom_kills,omitempty"`
 	// Forwarders are the allow-list listeners inside the sandbox and what
 	// crossed them (connections relayed, refused at the per-route bound,
 	// failed on the host side), read when Evidence is called.
@@ -223,12 +228,18 @@ func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
 	}
 	// A per-sandbox id is named by a fixed word (the number is in the
 	// evidence): nothing in Applied depends on the random draw.
-	uidReason := sb.uidReason(s.UID)
+	uidReason, unpriv := sb.uidReason(s.UID), true
 	if rootless {
 		// 0 inside a user namespace that maps only our own host uid.
 		uidReason = "uid-0-in-userns-as-caller"
+		if os.Geteuid() == 0 {
+			// Root without CAP_SYS_ADMIN nor the caps to map a range:
+			// the caller is host uid 0, and so is the subject (with no
+			// capability anywhere). Said, never claimed as unprivileged.
+			uidReason, unpriv = "uid-0-in-userns-is-host-root", false
+		}
 	}
-	sb.addMechanism("unprivileged-uid", true, uidReason)
+	sb.addMechanism("unprivileged-uid", unpriv, uidReason)
 	return sb.verifyConfinement(st, true)
 }
 
@@ -283,6 +294,8 @@ func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
 			reason := "no-controller"
 			if rootless {
 				reason = "rootless-not-delegated"
+			} else if r := sb.cg.reason(ctrl); r != "" {
+				reason = r
 			}
 			sb.addMechanism(name, false, reason)
 			return
@@ -306,6 +319,18 @@ func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
 		cpu = int64(s.Limits.CPUs*100000 + 0.999999)
 	}
 	check("cgroup-cpu", "cpu", "cpu.cfs_quota_us", cpu)
+	// The device allow-list lives in the devices cgroup (v1) or in an
+	// eBPF program on the container's cgroup (v2). Without it, what
+	// holds is said instead of claimed.
+	devCtrl := "devices"
+	if cgroups.IsCgroup2UnifiedMode() {
+		devCtrl = ""
+	}
+	if dir, ok := paths[devCtrl]; ok && (devCtrl == "" || inCgroup(pid, dir)) {
+		sb.addMechanism("device-allow-list", true, "ok")
+	} else {
+		sb.addMechanism("device-allow-list", false, "no-devices-cgroup (only the six /dev nodes exist; mknod needs CAP_MKNOD, which is dropped)")
+	}
 }
 
 // enforceLimits fails the start when Limits.Enforce is set and a limit
@@ -314,7 +339,11 @@ func (sb *Sandbox) enforceLimits() error {
 	if !sb.spec.Limits.Enforce {
 		return nil
 	}
-	for _, m := range sb.applied.Unenforced() {
+	if u := sb.applied.Unenforced(); len(u) > 0 {
+		m := u[0]
+		if d := sb.cg.detail; d != "" {
+			return stepErr("limits", m.Name, fmt.Errorf("%w: %s: %s: %s; %s", ErrLimitNotEnforced, m.Name, m.Reason, d, cgroupHint))
+		}
 		return stepErr("limits", m.Name, fmt.Errorf("%w: %s: %s (drop --limits enforce to run without it, or run where the cgroup can be made)", ErrLimitNotEnforced, m.Name, m.Reason))
 	}
 	return nil

@@ -43,7 +43,7 @@ func sandboxDevices() []*devconfig.Device {
 
 // containerConfig turns a defaulted Spec into libcontainer's config. It
 // makes no system calls.
-func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroupName string, rootless bool) *configs.Config {
+func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroupName string, rootless bool, access cgroupAccess) *configs.Config {
 	ns := configs.Namespaces{
 		{Type: configs.NEWNS}, {Type: configs.NEWPID}, {Type: configs.NEWNET},
 		{Type: configs.NEWIPC}, {Type: configs.NEWUTS},
@@ -68,11 +68,12 @@ func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroup
 		// Our own key ring is not shared; keyctl is denied by seccomp anyway.
 		NoNewKeyring: false,
 		Version:      "1.2.0",
-		Cgroups:      cgroupConfig(s, cgroupName, rootless),
+		Cgroups:      cgroupConfig(s, cgroupName, rootless, access),
 		RootlessEUID: rootless,
-		// v1 cgroups are not delegated to unprivileged users: libcontainer
-		// must ignore the permission errors instead of failing.
-		RootlessCgroups: rootless,
+		// v1 cgroups are not delegated to unprivileged users, and a
+		// container's cgroupfs is often read-only even for its root:
+		// libcontainer must ignore the permission errors instead of failing.
+		RootlessCgroups: rootless || access.any(),
 	}
 	if s.UserNamespace {
 		cfg.Namespaces = append(cfg.Namespaces, configs.Namespace{Type: configs.NEWUSER})
@@ -103,7 +104,7 @@ func rlimits(l Limits) []configs.Rlimit {
 	return rl
 }
 
-func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {
+func cgroupConfig(s *Spec, name string, rootless bool, access cgroupAccess) *cgroups.Cgroup {
 	// libcontainer refuses SkipDevices for a container: the device
 	// allow-list (deny all, then the six nodes of /dev) is written on
 	// every start.
@@ -118,17 +119,25 @@ func cgroupConfig(s *Spec, name string, rootless bool) *cgroups.Cgroup {
 		// sandbox's life.
 		return &cgroups.Cgroup{Resources: r, Rootless: true, Parent: cgroupParent, Name: name}
 	}
-	if s.Limits.MemoryBytes > 0 {
+	if s.Limits.MemoryBytes > 0 && access.writable("memory") {
 		r.Memory = s.Limits.MemoryBytes
 		r.MemorySwap = s.Limits.MemoryBytes // no swap beyond the limit
 	}
-	if s.Limits.Pids > 0 {
+	if s.Limits.Pids > 0 && access.writable("pids") {
 		p := s.Limits.Pids
 		r.PidsLimit = &p
 	}
-	if s.Limits.CPUs > 0 {
+	if s.Limits.CPUs > 0 && access.writable("cpu") {
 		r.CpuPeriod = 100000
 		r.CpuQuota = int64(math.Ceil(s.Limits.CPUs * 100000))
+	}
+	if access.any() {
+		// Root, but some cgroup cannot be made (a read-only or
+		// undelegated cgroupfs): libcontainer's permission-error
+		// tolerance (Rootless with no Path) makes what it can and skips
+		// the rest; limits are asked only where the directory is
+		// writable. The PID namespace still bounds the sandbox's life.
+		return &cgroups.Cgroup{Resources: r, Rootless: true, Parent: cgroupParent, Name: name}
 	}
 	cg := &cgroups.Cgroup{Resources: r, Rootless: rootless}
 	if rootless {

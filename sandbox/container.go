@@ -79,7 +79,14 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 			return stepErr("skeleton root", root, err)
 		}
 	}
-	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless)
+	if !rootless {
+		// A read-only or undelegated cgroupfs (normal in containers) must
+		// not stop the namespaces: the cgroup becomes best-effort, and
+		// verifyCgroups says which limits are not in force and why.
+		sb.cg = probeCgroupAccess(sb.id)
+		sb.evidence.CgroupError = sb.cg.detail
+	}
+	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless, sb.cg)
 	con, err := newConsole(c, s, cfg, rootless) // nil without Spec.Terminal
 	if err != nil {
 		return err

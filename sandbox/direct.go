@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,17 +138,45 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			return err
 		}
 		sb.mark("verified")
+		limited := s.Limits.MemoryBytes > 0 || s.Limits.Pids > 0 || s.Limits.CPUs > 0
 		if os.Geteuid() == 0 {
-			if err := d.joinCgroup(sb.id, s.Limits, pid); err != nil {
-				return stepErr("cgroup", sb.id, err)
+			// Best-effort: a read-only or undelegated cgroupfs (normal
+			// in containers) leaves the subreaper and the process group
+			// to end the tree, and the limits unenforced, said so.
+			sb.cg = probeCgroupAccess(sb.id)
+			var err error
+			if !sb.cg.any() {
+				err = d.joinCgroup(sb.id, s.Limits, pid)
+				if err != nil && d.cg != nil {
+					_ = d.cg.Destroy()
+				}
+				if err != nil && !permissionError(err) {
+					return stepErr("cgroup", sb.id, err)
+				}
+				if err != nil {
+					sb.cg = cgroupAccess{denied: map[string]string{"": "cgroup-not-writable"}, detail: err.Error()}
+					if errors.Is(err, unix.EROFS) {
+						sb.cg.denied[""] = "cgroup-read-only"
+					}
+				}
 			}
-			c.add(d.cg.Destroy)
-			d.cgPaths = maps.Clone(d.cg.GetPaths())
-			sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
-			sb.addMechanism("cgroup", true, "ok")
+			if sb.cg.any() {
+				d.cg = nil
+				reason := sb.cg.reason(firstKey(sb.cg.denied))
+				sb.evidence.CgroupError = sb.cg.detail
+				sb.addMechanism("cgroup", false, reason)
+				if s.Limits.Enforce && limited {
+					return stepErr("limits", "cgroup", fmt.Errorf("%w: cgroup: %s: %s; %s", ErrLimitNotEnforced, reason, sb.cg.detail, cgroupHint))
+				}
+			} else {
+				c.add(d.cg.Destroy)
+				d.cgPaths = maps.Clone(d.cg.GetPaths())
+				sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
+				sb.addMechanism("cgroup", true, "ok")
+			}
 		} else {
 			sb.addMechanism("cgroup", false, "not-root")
-			if l := s.Limits; l.Enforce && (l.MemoryBytes > 0 || l.Pids > 0 || l.CPUs > 0) {
+			if s.Limits.Enforce && limited {
 				return stepErr("limits", "cgroup", fmt.Errorf("%w: cgroup: not-root (isolation none makes a cgroup only as root; drop --limits enforce to run without one)", ErrLimitNotEnforced))
 			}
 		}
@@ -169,6 +198,21 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		sb.mark("released")
 		return nil
 	})
+}
+
+// permissionError: err is a refusal to make or join a cgroup (a
+// read-only or undelegated cgroupfs), not a fault.
+func permissionError(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}
+
+// firstKey is the smallest key of m ("" when empty).
+func firstKey(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
 }
 
 // directIDs is who the direct runner's subject runs as: nil (the caller,

@@ -45,7 +45,8 @@ type MechanismProbe struct {
 // confined. stateDir "" means DefaultStateDir(). Nothing it starts
 // outlives it.
 func Probe(ctx context.Context, stateDir string) ProbeResult {
-	rootless := os.Geteuid() != 0
+	// The same choice Start makes (privilege.go): by capabilities.
+	rootless := rootlessMode()
 	res := ProbeResult{Rootless: rootless}
 	nsOK := map[string]MechanismProbe{}
 	for _, m := range []struct {
@@ -60,7 +61,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 		{"uts-namespace", unix.CLONE_NEWUTS},
 	} {
 		p := MechanismProbe{Name: m.name, OK: true, Detail: "ok"}
-		if err := tryClone(m.flags, rootless); err != nil {
+		if err := tryClone(m.flags, rootlessMode()); err != nil {
 			p.OK, p.Detail = false, errnoWord(err)
 		}
 		nsOK[m.name] = p
@@ -154,7 +155,7 @@ func NamespaceTrial() error {
 		if try > 0 {
 			time.Sleep(time.Duration(try) * 20 * time.Millisecond)
 		}
-		if err = tryClone(sandboxNamespaces, os.Geteuid() != 0); err == nil {
+		if err = tryClone(sandboxNamespaces, rootlessMode()); err == nil {
 			return nil
 		}
 		if !transient(err) {
@@ -171,15 +172,16 @@ func transient(err error) bool {
 
 // tryClone starts our own binary in reaper noop mode inside a new
 // namespace of the given kind (plus a user namespace when rootless, as
-// the sandbox would use) and waits for it.
-func tryClone(flags uintptr, rootless bool) error {
+// the sandbox would use) and waits for it. userNS adds a user namespace
+// mapping our own ids, as a sandbox without CAP_SYS_ADMIN needs.
+func tryClone(flags uintptr, userNS bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(exe, reaper.Arg, reaper.ModeNoop)
 	attr := &syscall.SysProcAttr{Cloneflags: flags}
-	if rootless || flags&unix.CLONE_NEWUSER != 0 {
+	if userNS || flags&unix.CLONE_NEWUSER != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}

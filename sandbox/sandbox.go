@@ -85,6 +85,10 @@ type Sandbox struct {
 	// by every sandbox on that directory; 0 when not used.
 	perRootID int
 
+	// cg says which cgroup directories a root sandbox could not make
+	// (privilege.go); the zero value when all could.
+	cg cgroupAccess
+
 	applied  Applied
 	mu       sync.Mutex // guards evidence, which Wait completes
 	evidence Evidence
@@ -110,7 +114,8 @@ func Start(ctx context.Context, spec Spec) (*Sandbox, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	rootless := os.Geteuid() != 0
+	// By capabilities, not by euid (privilege.go).
+	rootless := rootlessMode()
 	s := spec.withDefaults(rootless)
 	sb := &Sandbox{spec: s, started: time.Now(), waitDone: make(chan struct{})}
 	sb.evidence.Milestones = []Milestone{}
@@ -160,7 +165,14 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	}
 	// After the entry (a claim names it, and Sweep keeps a claim while
 	// its entry exists), before anything is made for the subject's uid.
-	if err := sb.claimIDs(c, rootless); err != nil {
+	// Isolation none has no user namespace: its subject's ids are host
+	// ids, claimed whenever the supervisor is root (directIDs refuses a
+	// root that cannot switch to them).
+	idsRootless := rootless
+	if s.isolation() == IsolationNone {
+		idsRootless = os.Geteuid() != 0
+	}
+	if err := sb.claimIDs(c, idsRootless); err != nil {
 		return err
 	}
 	if s.ScratchRoot {

@@ -111,8 +111,9 @@ func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err er
 // scratchOwner returns the scratch root's mode and the host uid and gid
 // the workdir belongs to: the ids the subject runs as on the host.
 func scratchOwner(s *Spec) (mode uint32, uid, gid int) {
-	if os.Geteuid() != 0 {
-		return 0o700, os.Geteuid(), os.Getegid() // rootless: the subject is us
+	if os.Geteuid() != 0 || (s.isolation() == IsolationOS && rootlessMode()) {
+		// rootless (by capabilities, privilege.go): the subject is us
+		return 0o700, os.Geteuid(), os.Getegid()
 	}
 	if s.isolation() == IsolationNone {
 		return 0o711, s.UID, s.GID

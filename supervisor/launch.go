@@ -82,6 +82,10 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
 		return &launched{outcome: real}, box, nil
 	}
+	if ctx.Err() == nil && !errors.Is(err, sandbox.ErrSubjectExec) {
+		// The cause on the one stderr line, not only in --evidence.
+		req.Logf("the %s sandbox could not be started: %v", backend, err)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, nil, spawnAborted(ctx, req.Deadlines)
