@@ -26,6 +26,7 @@ func newRootCmd() *cobra.Command {
 		newReplayCmd(),
 		newCompareCmd(),
 		newReceiptsCmd(),
+		newBatchCmd(),
 	)
 	return root
 }
