@@ -141,7 +141,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		err = uerr
 	}
 	if err != nil {
-		return stepErr("start init", sb.id, err)
+		return stepErr("start init", sb.id, explainProcMount(err)) // procmask.go
 	}
 	// From here on the init runs: Destroy (or Start's release on
 	// failure) kills and reaps it before it undoes anything else.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,13 +31,20 @@ type ProbeResult struct {
 	AllowList  Confinement      `json:"network_allow_list"`
 	Mechanisms []MechanismProbe `json:"mechanisms"`
 	Applied    *Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
+	// FilesystemFix, NetworkFix and AllowListFix say what would confine
+	// each when it is not (the fix table's words, probefix below); ""
+	// when it is.
+	FilesystemFix string `json:"filesystem_fix,omitempty"`
+	NetworkFix    string `json:"network_fix,omitempty"`
+	AllowListFix  string `json:"network_allow_list_fix,omitempty"`
 }
 
 // MechanismProbe is one mechanism tried on its own.
 type MechanismProbe struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
-	Detail string `json:"detail"` // "ok" or the errno name and context
+	Detail string `json:"detail"`        // "ok" or the errno name and context
+	Fix    string `json:"fix,omitempty"` // when not OK: what makes it available (probeFixes)
 }
 
 // Probe tries each mechanism: namespaces by cloning a child into them,
@@ -48,6 +56,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 	// The same choice Start makes (privilege.go): by capabilities.
 	rootless := rootlessMode()
 	res := ProbeResult{Rootless: rootless}
+	facts := hostFixFacts(rootless)
 	nsOK := map[string]MechanismProbe{}
 	for _, m := range []struct {
 		name  string
@@ -63,6 +72,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 		p := MechanismProbe{Name: m.name, OK: true, Detail: "ok"}
 		if err := tryClone(m.flags, rootlessMode()); err != nil {
 			p.OK, p.Detail = false, errnoWord(err)
+			p.Fix = fixFor(m.name, fixWord(err), facts)
 		}
 		nsOK[m.name] = p
 		res.Mechanisms = append(res.Mechanisms, p)
@@ -71,6 +81,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 	together := MechanismProbe{Name: "namespaces", OK: true, Detail: "ok"}
 	if err := NamespaceTrial(); err != nil {
 		together.OK, together.Detail = false, errnoWord(err)
+		together.Fix = fixFor(together.Name, fixWord(err), facts)
 	}
 	res.Mechanisms = append(res.Mechanisms, together)
 
@@ -79,29 +90,48 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 	res.AllowList = Confinement{Reason: detail(allowErr)}
 	if allowErr == nil {
 		res.AllowList = trial.Network
-	} else if rootless && errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
-		res.AllowList.Reason += " (setns into the sandbox needs CAP_SYS_ADMIN in our own user namespace)"
+	} else {
+		if rootless && errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
+			res.AllowList.Reason += " (setns into the sandbox needs CAP_SYS_ADMIN in our own user namespace)"
+		}
+		// The allow-list's own refusal, else the trial's failure.
+		mech := "trial-sandbox"
+		if errors.Is(allowErr, netpolicy.ErrNeedPrivilege) {
+			mech = "allow-list"
+		}
+		res.AllowListFix = fixFor(mech, fixWord(allowErr), facts)
 	}
 	if errors.Is(trialErr, netpolicy.ErrNeedPrivilege) {
 		// The allow-list alone failed: is the rest available?
 		trial, trialErr = trialSandbox(ctx, stateDir, false)
 	}
-	res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: "trial-sandbox", OK: trialErr == nil, Detail: detail(trialErr)})
-	res.Filesystem = Confinement{Reason: firstFailure(nsOK, trialErr, "mount-namespace", "pid-namespace")}
-	res.Network = Confinement{Reason: firstFailure(nsOK, trialErr, "network-namespace")}
+	trialProbe := MechanismProbe{Name: "trial-sandbox", OK: trialErr == nil, Detail: detail(trialErr)}
+	if trialErr != nil {
+		trialProbe.Fix = fixFor(trialProbe.Name, fixWord(trialErr), facts)
+	}
+	res.Mechanisms = append(res.Mechanisms, trialProbe)
+	var fsFailed, nwFailed MechanismProbe
+	fsFailed, res.Filesystem = firstFailure(nsOK, trialProbe, "mount-namespace", "pid-namespace")
+	nwFailed, res.Network = firstFailure(nsOK, trialProbe, "network-namespace")
+	res.FilesystemFix, res.NetworkFix = fsFailed.Fix, nwFailed.Fix
 	if trial != nil {
 		res.Applied = trial
 		for _, m := range trial.Mechanisms {
 			switch m.Name {
 			case "pivot-root", "seccomp", "no-new-privs", "capabilities-dropped", "unprivileged-uid",
 				"cgroup-memory", "cgroup-pids":
-				res.Mechanisms = append(res.Mechanisms, MechanismProbe{Name: m.Name, OK: m.Applied, Detail: m.Reason})
+				p := MechanismProbe{Name: m.Name, OK: m.Applied, Detail: m.Reason}
+				if !p.OK {
+					p.Fix = fixFor(p.Name, p.Detail, facts)
+				}
+				res.Mechanisms = append(res.Mechanisms, p)
 			}
 		}
 		if trial.Filesystem.Confined {
-			res.Filesystem = trial.Filesystem
+			res.Filesystem, res.FilesystemFix = trial.Filesystem, ""
 		}
 		if trial.Network.Confined {
+			res.NetworkFix = ""
 			// Denied, not allow-listed: the trial may have had forwarders.
 			res.Network = Confinement{Confined: true, Checks: slices.DeleteFunc(slices.Clone(trial.Network.Checks),
 				func(c string) bool { return c == "allow-list-forwarders" })}
@@ -110,26 +140,35 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 	return res
 }
 
-// detail is a probe's word for err: "ok" for none.
+// detail is a probe's word for err: "ok" for none; for a start that
+// failed, its word and the step it failed at ("ENOENT at start init").
 func detail(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	return errnoWord(err)
+	w := errnoWord(err)
+	if errors.Is(err, ErrProcMasked) {
+		w = "proc-masked"
+	}
+	if se, ok := errors.AsType[*StepError](err); ok && w != err.Error() {
+		w += " at " + se.Step
+	}
+	return w
 }
 
-// firstFailure names the first failed namespace among names, else the
-// trial sandbox's error.
-func firstFailure(ns map[string]MechanismProbe, trialErr error, names ...string) string {
+// firstFailure is the first failed namespace among names, else the
+// trial sandbox when it failed, and the constraint's Confinement saying
+// so (not confined).
+func firstFailure(ns map[string]MechanismProbe, trial MechanismProbe, names ...string) (MechanismProbe, Confinement) {
 	for _, n := range names {
 		if p := ns[n]; !p.OK {
-			return n + " " + p.Detail
+			return p, Confinement{Reason: n + " " + p.Detail}
 		}
 	}
-	if trialErr != nil {
-		return errnoWord(trialErr)
+	if !trial.OK {
+		return trial, Confinement{Reason: trial.Detail}
 	}
-	return "not verified"
+	return MechanismProbe{}, Confinement{Reason: "not verified"}
 }
 
 // sandboxNamespaces are the namespaces every os-tier sandbox is made of
@@ -227,4 +266,166 @@ func errnoWord(err error) string {
 		return unix.ErrnoName(errno)
 	}
 	return err.Error()
+}
+
+// The fix table: what probe says would make an unavailable mechanism
+// available, keyed by the mechanism (or its family: every namespace,
+// every cgroup limit), the error (an errno name, or a reason word of
+// Applied or of fixWord) and the context the host is in. It is the one
+// place those words are made; probe_test.go checks each row and that
+// every word the probe can produce finds a row of its own.
+
+// containersDoc is where the per-environment recipes are.
+const containersDoc = "see docs/CONTAINERS.md"
+
+// Contexts a row applies in.
+const (
+	ctxAny      = "*"
+	ctxRoot     = "root"     // root with CAP_SYS_ADMIN: the privileged path
+	ctxRootless = "rootless" // no CAP_SYS_ADMIN: the sandbox needs a user namespace
+	// ctxUserNSOff: a sysctl disables user namespaces, and this one needs
+	// one (the user-namespace probe, or any namespace when rootless).
+	ctxUserNSOff = "userns-off"
+)
+
+type probeFix struct {
+	mech, err, ctx string
+	// fix may name {sysctl} (the disabling setting, "user.max_user_namespaces=0")
+	// and {enable} (the setting that enables them).
+	fix string
+}
+
+const (
+	fixNamespaceRoot = "run the container with --privileged, or with --cap-add SYS_ADMIN and a seccomp profile that allows unshare and mount; " + containersDoc
+	fixLimitsOff     = "limits not enforced"
+	fixBestEffort    = ", or pass --limits best-effort to run without them (the default; --limits enforce refuses)"
+	fixFallback      = "no known fix for this error: `run --evidence` records the failing step in full; " + containersDoc
+)
+
+// probeFixes is matched in order: the first row whose mechanism, error
+// and context match wins ("*" matches any).
+var probeFixes = []probeFix{
+	{"namespace", "EPERM", ctxUserNSOff, "user namespaces are disabled by the sysctl {sysctl}: enable them on the host (sysctl -w {enable}), or run as root with CAP_SYS_ADMIN, which needs none"},
+	{"namespace", "ENOSPC", ctxUserNSOff, "user namespaces are disabled by the sysctl {sysctl}: enable them on the host (sysctl -w {enable}), or run as root with CAP_SYS_ADMIN, which needs none"},
+	{"namespace", "EACCES", ctxUserNSOff, "user namespaces are restricted by the sysctl {sysctl}: set {enable} on the host, or run as root with CAP_SYS_ADMIN, which needs none"},
+	{"namespace", "EPERM", ctxRoot, fixNamespaceRoot},
+	{"namespace", "EPERM", ctxRootless, "without CAP_SYS_ADMIN the sandbox needs a user namespace, and it was refused: allow unshare and clone with CLONE_NEWUSER in the container's seccomp profile (root in a container also needs CAP_SETFCAP to map uid 0), or " + fixNamespaceRoot},
+	{"namespace", "ENOSPC", ctxAny, "a namespace limit is reached (user.max_<kind>_namespaces, or user namespaces nested 32 deep): raise that sysctl, or end other sandboxes"},
+	{"namespace", "EUSERS", ctxAny, "user namespaces are nested 32 deep, the kernel's limit: run fewer levels of containers"},
+	{"namespace", "EINVAL", ctxAny, "the kernel lacks this namespace kind (CONFIG_<kind>_NS) or refuses the combination: use a kernel built with it; until then `run --isolation auto` falls back to isolation none"},
+	{"namespace", "ENOSYS", ctxAny, "a seccomp profile answers clone and unshare with ENOSYS: use one that allows them with namespace flags; " + containersDoc},
+	{"namespace", "EACCES", ctxAny, "a security module refuses the namespace (AppArmor, SELinux): in a container add --security-opt apparmor=unconfined, on Ubuntu set kernel.apparmor_restrict_unprivileged_userns=0 or give the binary an AppArmor profile that allows userns"},
+	{"namespace", "EAGAIN", ctxAny, "a shortage, not a refusal (a full pids cgroup, RLIMIT_NPROC): raise the container's --pids-limit or ulimit nproc, or try again"},
+	{"namespace", "ENOMEM", ctxAny, "a shortage, not a refusal (memory, or a namespace count): free memory or try again"},
+
+	{"trial-sandbox", "proc-masked", ctxAny, "the host's /proc has masked paths, so a fresh procfs cannot be mounted in a nested sandbox: " + procMaskFix},
+	{"trial-sandbox", "EPERM", ctxRoot, "a mount, pivot_root or seccomp step was refused: " + fixNamespaceRoot + " (and --security-opt apparmor=unconfined)"},
+	{"trial-sandbox", "EPERM", ctxRootless, "a mount in the sandbox's user namespace was refused (a masked /proc or /sys, or a security module): run the outer container with --security-opt unmask=ALL (podman) or systempaths=unconfined (Docker), or " + fixNamespaceRoot},
+	{"trial-sandbox", "EACCES", ctxAny, "a security module or a path's permissions refused a step: run the container with --security-opt apparmor=unconfined (or label=disable for SELinux), and give the state directory to this user; " + containersDoc},
+	{"trial-sandbox", "EROFS", ctxAny, "the state directory is on a read-only file system: pass --state-dir on a writable one (a tmpfs is enough)"},
+	{"trial-sandbox", "ENOSPC", ctxAny, "no space (or no inodes) for the sandbox's state: free space where --state-dir points, or point it elsewhere"},
+	{"trial-sandbox", "ENOENT", ctxAny, "a path the start needs is missing here (the step is named): `run --evidence` records which; " + containersDoc},
+
+	{"allow-list", "need-privilege", ctxAny, "the forwarders setns into the sandbox's network namespace, which needs CAP_SYS_ADMIN in our own user namespace: run as root with CAP_SYS_ADMIN (in a container: " + fixNamespaceRoot + "), or use --network deny"},
+
+	{"cgroup", "cgroup-read-only", ctxAny, fixLimitsOff + " (the cgroupfs is read-only): mount a writable cgroupfs (--privileged, or a writable, delegated /sys/fs/cgroup: cgroup v2 with --cgroupns=private)" + fixBestEffort},
+	{"cgroup", "cgroup-not-writable", ctxAny, fixLimitsOff + " (the cgroup cannot be written by us): delegate a writable cgroup subtree to this user (cgroup v2, systemd Delegate=yes) or run as root with a writable cgroupfs" + fixBestEffort},
+	{"cgroup", "rootless-not-delegated", ctxAny, fixLimitsOff + " (cgroup v1 delegates nothing to an unprivileged user): run as root with CAP_SYS_ADMIN and a writable cgroupfs, or on a cgroup v2 host with a delegated subtree" + fixBestEffort},
+	{"cgroup", "no-controller", ctxAny, fixLimitsOff + " (the controller is not mounted, v1, or not enabled in the parent's cgroup.subtree_control, v2): mount or enable it" + fixBestEffort},
+	{"cgroup", "no-cgroup", ctxAny, fixLimitsOff + " (no cgroup hierarchy is usable here): mount a writable cgroupfs at /sys/fs/cgroup" + fixBestEffort},
+	{"cgroup", "init-not-in-cgroup", ctxAny, fixLimitsOff + " (the cgroup was made but does not hold the sandbox: a nested cgroup namespace moved it): run the container with --cgroupns=private and a writable cgroupfs" + fixBestEffort},
+	{"cgroup", "limit-mismatch", ctxAny, fixLimitsOff + " (the cgroup holds another value than was set: a co-tenant, or a parent's limit): give the sandboxes a cgroup subtree of their own" + fixBestEffort},
+	{"cgroup", "not-requested", ctxAny, "no limit was asked for: pass --memory, --pids or --cpus"},
+
+	{"unprivileged-uid", "uid-0-in-userns-is-host-root", ctxAny, "root here lacks CAP_SYS_ADMIN, so the subject runs as host uid 0 (with no capability): " + fixNamespaceRoot + ", so that each sandbox gets a uid of its own, or run as a non-root user"},
+
+	{"*", "*", ctxAny, fixFallback},
+}
+
+// fixFacts is what the table's contexts are decided from.
+type fixFacts struct {
+	rootless bool
+	// userNSOff is the sysctl setting that disables (or restricts) user
+	// namespaces ("kernel.unprivileged_userns_clone=0"), "" for none;
+	// userNSOn the one that enables them.
+	userNSOff, userNSOn string
+}
+
+// hostFixFacts reads the facts for this host.
+func hostFixFacts(rootless bool) fixFacts {
+	f := fixFacts{rootless: rootless}
+	for _, s := range []struct{ path, name, off, on string }{
+		{"/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone", "0", "1"},
+		{"/proc/sys/user/max_user_namespaces", "user.max_user_namespaces", "0", "15000"},
+		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "kernel.apparmor_restrict_unprivileged_userns", "1", "0"},
+	} {
+		b, err := os.ReadFile(s.path)
+		if err == nil && strings.TrimSpace(string(b)) == s.off {
+			f.userNSOff, f.userNSOn = s.name+"="+s.off, s.name+"="+s.on
+			break
+		}
+	}
+	return f
+}
+
+// fixFamily is the table's mechanism for a probe's mechanism name.
+func fixFamily(mech string) string {
+	switch {
+	case mech == "namespaces" || strings.HasSuffix(mech, "-namespace"):
+		return "namespace"
+	case strings.HasPrefix(mech, "cgroup-"):
+		return "cgroup"
+	}
+	return mech
+}
+
+// fixFor is the table's fix for mechanism mech failing with word.
+func fixFor(mech, word string, f fixFacts) string {
+	fam := fixFamily(mech)
+	for _, r := range probeFixes {
+		if (r.mech != fam && r.mech != "*") || (r.err != word && r.err != "*") || !f.matches(r.ctx, mech) {
+			continue
+		}
+		return strings.NewReplacer("{sysctl}", f.userNSOff, "{enable}", f.userNSOn).Replace(r.fix)
+	}
+	return fixFallback
+}
+
+func (f fixFacts) matches(ctx, mech string) bool {
+	switch ctx {
+	case ctxAny:
+		return true
+	case ctxRoot:
+		return !f.rootless
+	case ctxRootless:
+		return f.rootless
+	case ctxUserNSOff:
+		return f.userNSOff != "" && (f.rootless || mech == "user-namespace")
+	}
+	return false
+}
+
+// fixWord is the table's error word for err: "proc-masked" and
+// "need-privilege" for the sandbox's own refusals, else the errno name,
+// found in the chain or (for libcontainer's init, whose errors come back
+// as text) at the end of the text; "" when there is none.
+func fixWord(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrProcMasked):
+		return "proc-masked"
+	case errors.Is(err, netpolicy.ErrNeedPrivilege):
+		return "need-privilege"
+	}
+	if errno, ok := errors.AsType[unix.Errno](err); ok {
+		return unix.ErrnoName(errno)
+	}
+	text := err.Error()
+	for _, e := range []unix.Errno{unix.EPERM, unix.EACCES, unix.ENOENT, unix.EROFS, unix.ENOSPC, unix.EINVAL, unix.ENOSYS, unix.EAGAIN, unix.ENOMEM, unix.EUSERS} {
+		if strings.HasSuffix(text, e.Error()) {
+			return unix.ErrnoName(e)
+		}
+	}
+	return ""
 }

@@ -25,6 +25,9 @@ type ConstraintProbe struct {
 	Constraint receipts.Constraint `json:"constraint"`
 	Tier       receipts.Tier       `json:"tier"` // receipts.None: unsupported here
 	Reason     string              `json:"reason"`
+	// Fix says what would give the os tier where it is not available
+	// (sandbox's fix table); "" when it is, or when only delivery applies.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Probe tries the sandbox's mechanisms (sandbox.Probe; stateDir "" means
@@ -41,8 +44,10 @@ func Probe(ctx context.Context, stateDir string) ProbeReport {
 		switch {
 		case r.Constraint == receipts.Filesystem:
 			cp.Reason = "mount namespace + pivot_root: " + confinedOr(p.Filesystem)
+			cp.Fix = p.FilesystemFix
 		case r.Constraint == receipts.Network:
 			cp.Reason = "new network namespace: " + confinedOr(p.Network)
+			cp.Fix = p.NetworkFix
 		case r.Delivery != nil:
 			cp.Reason = string(r.Delivery.Channel)
 			if tz, ok := r.Delivery.Env[receipts.EnvTZ]; ok {
@@ -57,7 +62,7 @@ func Probe(ctx context.Context, stateDir string) ProbeReport {
 	fs, nw = mechanisms(p.Filesystem, p.AllowList, config.NetworkAllowList)
 	out = receipts.Negotiate(probeRequest(config.NetworkAllowList, fs, nw))
 	rep.AllowList = ConstraintProbe{Constraint: receipts.Network, Tier: receipts.None,
-		Reason: "forwarder inside the sandbox's network namespace: " + confinedOr(p.AllowList)}
+		Reason: "forwarder inside the sandbox's network namespace: " + confinedOr(p.AllowList), Fix: p.AllowListFix}
 	if r, ok := receiptOf(out, receipts.Network); ok && r.Status == receipts.Applied {
 		rep.AllowList.Tier = r.Tier
 	}

@@ -59,20 +59,28 @@ func probeText(res supervisor.ProbeReport) string {
 	esc := termsafe.String
 	var b []byte
 	for _, c := range res.Constraints {
-		b = fmt.Appendf(b, "%s: %s (%s)\n", c.Constraint, tierWord(c.Tier), esc(c.Reason))
+		b = fmt.Appendf(b, "%s: %s (%s%s)\n", c.Constraint, tierWord(c.Tier), esc(c.Reason), fixTail(c.Fix))
 	}
-	b = fmt.Appendf(b, "network allow-list: %s (%s)\n", tierWord(res.AllowList.Tier), esc(res.AllowList.Reason))
+	b = fmt.Appendf(b, "network allow-list: %s (%s%s)\n", tierWord(res.AllowList.Tier), esc(res.AllowList.Reason), fixTail(res.AllowList.Fix))
 	mode := "root"
 	if res.Rootless {
 		mode = "rootless"
 	}
 	b = fmt.Appendf(b, "mechanisms (%s):\n", mode)
 	for _, m := range res.Mechanisms {
-		state := "ok"
+		state, fix := "ok", ""
 		if !m.OK {
-			state = "no"
+			state, fix = "no", fixTail(m.Fix)
 		}
-		b = fmt.Appendf(b, "  %-22s %-3s %s\n", m.Name, state, esc(m.Detail))
+		b = fmt.Appendf(b, "  %-22s %-3s %s%s\n", m.Name, state, esc(m.Detail), fix)
 	}
 	return string(b)
+}
+
+// fixTail is a "no" line's fix, on the same line: "; fix: ...".
+func fixTail(fix string) string {
+	if fix == "" {
+		return ""
+	}
+	return "; fix: " + termsafe.String(fix)
 }
