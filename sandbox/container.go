@@ -178,5 +178,5 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		return stepErr("release init", sb.id, err)
 	}
 	sb.mark("released")
-	return sb.awaitSubject(func() error { return sb.verifyCredentials(pid, rootless) })
+	return sb.awaitSubject(func(reaperEvent) error { return sb.verifyCredentials(pid, rootless) })
 }

@@ -133,8 +133,8 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	// seccomp), says "seccomp" and parks on the go pipe: what the subject
 	// will inherit is checked, the reaper placed in its cgroup, and only
 	// then is it released to fork the subject.
-	return sb.awaitSubject(func() error {
-		if err := sb.verifyDirect(pid, ids, d.done); err != nil {
+	return sb.awaitSubject(func(ev reaperEvent) error {
+		if err := sb.verifyDirect(pid, ids, reportedCwd(ev), d.done); err != nil {
 			return err
 		}
 		sb.mark("verified")
@@ -250,7 +250,9 @@ func directIDs(s *Spec) (*reaper.IDs, error) {
 // before it is released to fork the subject, which inherits exactly
 // these. ids nil: the caller's own. done is closed once the reaper has
 // been reaped, after which its pid may name another process.
-func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, done <-chan struct{}) error {
+// cwd is the working directory's identity as the parked reaper reported
+// it (reportedCwd), nil when it reported none.
+func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-chan struct{}) error {
 	st, err := procStatus(pid)
 	if err != nil {
 		return stepErr("verify", "credentials", err)
@@ -281,10 +283,12 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, done <-chan struct{}) 
 	}
 	if sb.root != nil {
 		// The reaper re-entered its working directory by name as the new
-		// uid (to prove it can): it must still be the root we opened.
-		cwd, err := statID(fmt.Sprintf("/proc/%d/cwd", pid))
-		if err != nil || cwd != sb.root.id {
-			return stepErr("verify", "workdir", fmt.Errorf("%w: working directory is not the mapped root %s (%v)", ErrNotVerified, sb.root.path, err))
+		// uid (to prove it can): it must still be the root we opened. Its
+		// own report says which directory that is (it runs nothing of
+		// the subject's yet); /proc/<pid>/cwd would need CAP_SYS_PTRACE,
+		// which a root in a container usually lacks.
+		if cwd == nil || *cwd != sb.root.id {
+			return stepErr("verify", "workdir", fmt.Errorf("%w: working directory %v is not the mapped root %s %v", ErrNotVerified, cwd, sb.root.path, sb.root.id))
 		}
 	}
 	sb.evidence.UID, sb.evidence.GID = uid, gid
@@ -413,4 +417,22 @@ func procLimit(pid int, name string) (soft, hard int64, err error) {
 		return soft, hard, err
 	}
 	return 0, 0, fmt.Errorf("no %q in /proc/%d/limits", name, pid)
+}
+
+// reportedCwd reads "cwd=DEV:INO" from the direct reaper's seccomp report.
+func reportedCwd(ev reaperEvent) *fileID {
+	for _, a := range ev.args {
+		v, ok := strings.CutPrefix(a, "cwd=")
+		if !ok {
+			continue
+		}
+		d, i, ok := strings.Cut(v, ":")
+		dev, err1 := strconv.ParseUint(d, 10, 64)
+		ino, err2 := strconv.ParseUint(i, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil
+		}
+		return &fileID{dev: dev, ino: ino}
+	}
+	return nil
 }

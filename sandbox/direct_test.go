@@ -360,11 +360,78 @@ func TestDirectVerifyRefuses(t *testing.T) {
 			sb := &Sandbox{}
 			// The ids the check expects: those drop switches to (an
 			// explicit Spec.UID/GID, as far as verifyDirect knows).
-			err = sb.verifyDirect(cmd.Process.Pid, &reaper.IDs{UID: 65534, GID: 65534}, done)
+			err = sb.verifyDirect(cmd.Process.Pid, &reaper.IDs{UID: 65534, GID: 65534}, nil, done)
 			var se *StepError
 			if !errors.Is(err, ErrNotVerified) || !errors.As(err, &se) || se.Object != tc.step {
 				t.Errorf("verify: %v, want ErrNotVerified at %s", err, tc.step)
 			}
 		})
 	}
+}
+
+// noPtraceEnv marks the re-executed test binary that runs as root without
+// CAP_SYS_PTRACE (as in a default container); its value is the result file.
+const noPtraceEnv = "TVS_TEST_NOPTRACE_RESULT"
+
+// TestDirectWithoutPtrace: isolation none must work as a root without
+// CAP_SYS_PTRACE (Podman's and Docker's default set). The parked reaper's
+// working directory used to be checked through /proc/<pid>/cwd, which a
+// root without CAP_SYS_PTRACE may not follow into a process of another
+// uid that is not dumpable: the start failed "working directory is not
+// the mapped root (permission denied)". The reaper now reports the
+// identity of its working directory itself.
+func TestDirectWithoutPtrace(t *testing.T) {
+	if out := os.Getenv(noPtraceEnv); out != "" {
+		noPtraceChild(t, out)
+		return
+	}
+	sandboxtest.RequireRoot(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skipf("setpriv (util-linux) not found: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join(t.TempDir(), "result")
+	cmd := exec.Command(setpriv, "--inh-caps=-sys_ptrace", "--ambient-caps=-all", "--bounding-set=-sys_ptrace",
+		exe, "-test.run=^TestDirectWithoutPtrace$", "-test.count=1")
+	cmd.Env = append(os.Environ(), noPtraceEnv+"="+result)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(result)
+	if err != nil {
+		t.Fatalf("child wrote no result (%v):\n%s", err, out)
+	}
+	if string(got) != "ok" {
+		t.Fatalf("child: %s", got)
+	}
+}
+
+// noPtraceChild is the re-executed side of TestDirectWithoutPtrace.
+func noPtraceChild(t *testing.T, resultFile string) {
+	result := func(s string) {
+		if err := os.WriteFile(resultFile, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := procStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
+	if err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SYS_PTRACE) != 0 {
+		result(fmt.Sprintf("setup: euid %d CapEff %s", os.Geteuid(), st["CapEff"]))
+		return
+	}
+	f := directFixture(t)
+	ex, out, stderr, _ := runBox(t, f.isoSpec(IsolationNone, "/bin/sh", "-c", "pwd -P"), 20*time.Second)
+	if ex.ShellStatus() != 0 || out != f.root {
+		result(fmt.Sprintf("exit %+v out %q stderr %q", ex, out, stderr))
+		return
+	}
+	result("ok")
 }

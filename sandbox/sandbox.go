@@ -270,7 +270,7 @@ func (sb *Sandbox) uidReason(uid int) string {
 // awaitSubject reads the reaper's report up to "started" (or its failure).
 // onFilter, if set, runs when the reaper says its seccomp filter is in
 // place; its error fails the start.
-func (sb *Sandbox) awaitSubject(onFilter func() error) error {
+func (sb *Sandbox) awaitSubject(onFilter func(ev reaperEvent) error) error {
 	for {
 		ev, err := readEvent(sb.report)
 		if err != nil {
@@ -279,7 +279,7 @@ func (sb *Sandbox) awaitSubject(onFilter func() error) error {
 		switch ev.word {
 		case reaper.ReportSeccomp:
 			if onFilter != nil {
-				if err := onFilter(); err != nil {
+				if err := onFilter(ev); err != nil {
 					return err
 				}
 			}

@@ -386,10 +386,19 @@ static int reaper(int argc, char **argv, char **envp)
 		if (confine_direct(ids, fsize, filter) != 0)
 			return 125;
 		// The supervisor checks our /proc status on this report, then
-		// places us in the cgroup and releases us.
+		// places us in the cgroup and releases us. The identity of our
+		// working directory goes with it: a root supervisor without
+		// CAP_SYS_PTRACE (a container's default) may not follow
+		// /proc/<pid>/cwd into a process of another uid.
 		char m[256];
 		seccomp_mode(m, sizeof m);
-		say(TVS_REPORT_SECCOMP " %s", m);
+		struct stat cw;
+		if (stat(".", &cw) != 0) {
+			say(TVS_REPORT_ERROR " workdir: %s", strerror(errno));
+			return 125;
+		}
+		say(TVS_REPORT_SECCOMP " %s cwd=%llu:%llu", m, (unsigned long long)cw.st_dev,
+		    (unsigned long long)cw.st_ino);
 		char b;
 		ssize_t r;
 		while ((r = read(TVS_FD_GO, &b, 1)) < 0 && errno == EINTR)

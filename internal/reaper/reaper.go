@@ -68,7 +68,7 @@ const (
 
 // Report words, one per line from the reaper to the supervisor.
 const (
-	ReportSeccomp  = "seccomp"  // "seccomp <mode from /proc/self/status>"
+	ReportSeccomp  = "seccomp"  // "seccomp <mode from /proc/self/status>" (direct: then "cwd=DEV:INO" of its working directory)
 	ReportStarted  = "started"  // "started <pid in the reaper's PID namespace>"
 	ReportExecErr  = "exec-err" // "exec-err <126|127> <message>"
 	ReportExited   = "exited"   // "exited <code>"
