@@ -216,15 +216,8 @@ func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
 		// /proc shows ids as seen from our namespace.
 		wantUID, wantGID = mapToHost(s.UID, rootless), mapGIDToHost(s.GID, rootless)
 	}
-	for _, k := range []struct {
-		key  string
-		want int
-	}{{"Uid", wantUID}, {"Gid", wantGID}} {
-		w := strconv.Itoa(k.want)
-		f := strings.Fields(st[k.key])
-		if len(f) != 4 || f[0] != w || f[1] != w || f[2] != w || f[3] != w {
-			return stepErr("verify", strings.ToLower(k.key), fmt.Errorf("%w: %s %q, want %s", ErrNotVerified, strings.ToLower(k.key), st[k.key], w))
-		}
+	if err := checkIDs(st, wantUID, wantGID); err != nil {
+		return err
 	}
 	// A per-sandbox id is named by a fixed word (the number is in the
 	// evidence): nothing in Applied depends on the random draw.
@@ -241,6 +234,22 @@ func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
 	}
 	sb.addMechanism("unprivileged-uid", unpriv, uidReason)
 	return sb.verifyConfinement(st, true)
+}
+
+// checkIDs requires all four of the real, effective, saved and
+// filesystem uids and gids in a /proc status to be uid and gid.
+func checkIDs(st map[string]string, uid, gid int) error {
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"Uid", uid}, {"Gid", gid}} {
+		w := strconv.Itoa(k.want)
+		f := strings.Fields(st[k.key])
+		if len(f) != 4 || f[0] != w || f[1] != w || f[2] != w || f[3] != w {
+			return stepErr("verify", strings.ToLower(k.key), fmt.Errorf("%w: %s %q, want %s", ErrNotVerified, k.key, st[k.key], w))
+		}
+	}
+	return nil
 }
 
 // noCaps is an empty capability set as /proc/<pid>/status shows it.

@@ -117,17 +117,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		ExtraFiles: []*os.File{liveR, reportW},
 		Init:       true,
 	}
-	// Stdin/Stdout/Stderr are io.Reader/io.Writer interfaces: a nil *os.File
-	// in them is not nil, so assign only what is set (unset means /dev/null).
-	if s.Stdin != nil {
-		p.Stdin = s.Stdin
-	}
-	if s.Stdout != nil {
-		p.Stdout = s.Stdout
-	}
-	if s.Stderr != nil {
-		p.Stderr = s.Stderr
-	}
+	p.Stdin, p.Stdout, p.Stderr = s.stdio()
 	s.hook(hookBeforeContainerRun, "")
 	con.attach(p)
 	err = ct.Start(p)

@@ -92,15 +92,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if sb.root != nil {
 		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(sb.root.file.Fd()))
 	}
-	if s.Stdin != nil {
-		cmd.Stdin = s.Stdin
-	}
-	if s.Stdout != nil {
-		cmd.Stdout = s.Stdout
-	}
-	if s.Stderr != nil {
-		cmd.Stderr = s.Stderr
-	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdio()
 	cmd.ExtraFiles = []*os.File{liveR, reportW, goR}
 	// Own session: no terminal signals from ours, and a process group the
 	// kill can address. No Pdeathsig: it fires when the creating OS thread
@@ -230,17 +222,13 @@ func directIDs(s *Spec) (*reaper.IDs, error) {
 	if s.UID <= 0 || s.GID <= 0 {
 		return nil, stepErr("direct", "credentials", fmt.Errorf("%w: isolation none never runs the subject with uid or gid 0 (uid %d, gid %d)", ErrInvalidSpec, s.UID, s.GID))
 	}
-	st, err := procStatus(os.Getpid())
+	eff, err := ownCapEff()
 	if err != nil {
 		return nil, stepErr("direct", "capabilities", err)
 	}
-	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
-	if err != nil {
-		return nil, stepErr("direct", "capabilities", fmt.Errorf("CapEff %q: %w", st["CapEff"], err))
-	}
 	const need = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID
 	if eff&need != need {
-		return nil, stepErr("direct", "capabilities", fmt.Errorf("%w (effective capabilities %s)", ErrCannotDropRoot, st["CapEff"]))
+		return nil, stepErr("direct", "capabilities", fmt.Errorf("%w (effective capabilities %016x)", ErrCannotDropRoot, eff))
 	}
 	return &reaper.IDs{UID: s.UID, GID: s.GID}, nil
 }
@@ -268,15 +256,8 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-ch
 		uid, gid = ids.UID, ids.GID
 		uidReason = sb.uidReason(uid)
 	}
-	for _, k := range []struct {
-		key  string
-		want int
-	}{{"Uid", uid}, {"Gid", gid}} {
-		w := strconv.Itoa(k.want)
-		f := strings.Fields(st[k.key])
-		if len(f) != 4 || f[0] != w || f[1] != w || f[2] != w || f[3] != w {
-			return stepErr("verify", strings.ToLower(k.key), fmt.Errorf("%w: %s %q, want %s", ErrNotVerified, k.key, st[k.key], w))
-		}
+	if err := checkIDs(st, uid, gid); err != nil {
+		return err
 	}
 	if ids != nil && st["Groups"] != "" {
 		return stepErr("verify", "groups", fmt.Errorf("%w: supplementary groups %q", ErrNotVerified, st["Groups"]))

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,6 +256,23 @@ func (s *Spec) Validate() error {
 		return &SpecError{"Hostname", "not a host name"}
 	}
 	return nil
+}
+
+// stdio returns Stdin, Stdout and Stderr as the interfaces libcontainer's
+// Process and os/exec's Cmd take: a nil *os.File in an interface is not
+// nil, so an unset stream stays a nil interface (which both read as
+// /dev/null).
+func (s *Spec) stdio() (in io.Reader, out, errOut io.Writer) {
+	if s.Stdin != nil {
+		in = s.Stdin
+	}
+	if s.Stdout != nil {
+		out = s.Stdout
+	}
+	if s.Stderr != nil {
+		errOut = s.Stderr
+	}
+	return in, out, errOut
 }
 
 func (s *Spec) isolation() Isolation {
