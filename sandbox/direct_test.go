@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,62 +232,19 @@ func TestDirectUnreachableRoot(t *testing.T) {
 	}
 }
 
-// noCapsEnv marks the re-executed test binary that runs as root without
-// CAP_SETUID and CAP_SETGID; its value is the file to write the outcome to.
-const noCapsEnv = "TVS_TEST_NOCAPS_RESULT"
-
 // TestDirectRootWithoutSetuid: a root supervisor that cannot switch uid (a
 // pod that dropped every capability) must refuse isolation none before
 // anything runs, not run the subject as root. The test binary re-executes
 // itself through setpriv(1) with CAP_SETUID and CAP_SETGID out of its
 // bounding and inheritable sets (so out of its effective set after exec).
 func TestDirectRootWithoutSetuid(t *testing.T) {
-	if out := os.Getenv(noCapsEnv); out != "" {
-		noCapsChild(t, out)
+	if os.Getenv(containerEnv) == "" {
+		reexecIn(t, "TestDirectRootWithoutSetuid", false,
+			"--inh-caps=-setuid,-setgid", "--ambient-caps=-all", "--bounding-set=-setuid,-setgid")
 		return
 	}
-	sandboxtest.RequireRoot(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skipf("setpriv (util-linux) not found: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	result := filepath.Join(t.TempDir(), "result")
-	cmd := exec.Command(setpriv, "--inh-caps=-setuid,-setgid", "--ambient-caps=-all", "--bounding-set=-setuid,-setgid",
-		exe, "-test.run=^TestDirectRootWithoutSetuid$", "-test.count=1")
-	cmd.Env = append(os.Environ(), noCapsEnv+"="+result)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	got, err := os.ReadFile(result)
-	if err != nil {
-		t.Fatalf("child wrote no result (%v):\n%s", err, out)
-	}
-	if !strings.HasPrefix(string(got), "refused: ") {
-		t.Fatalf("child: %s", got)
-	}
-	t.Logf("child %s", got)
-}
-
-// noCapsChild is the re-executed side of TestDirectRootWithoutSetuid.
-func noCapsChild(t *testing.T, resultFile string) {
-	result := func(s string) {
-		if err := os.WriteFile(resultFile, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := procStatus(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
-	if err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) != 0 {
-		result(fmt.Sprintf("setup: euid %d CapEff %s", os.Geteuid(), st["CapEff"]))
-		return
+	if eff, err := ownCapEff(); err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) != 0 {
+		t.Fatalf("setup: euid %d CapEff %x (%v)", os.Geteuid(), eff, err)
 	}
 	f := directFixture(t)
 	marker := filepath.Join(f.root, "ran")
@@ -298,19 +254,15 @@ func noCapsChild(t *testing.T, resultFile string) {
 		_ = sb.Destroy()
 	}
 	if b, serr := os.ReadFile(marker); serr == nil {
-		result(fmt.Sprintf("the subject ran as uid %s (start error %v)", strings.TrimSpace(string(b)), err))
-		return
+		t.Fatalf("the subject ran as uid %s (start error %v)", strings.TrimSpace(string(b)), err)
 	}
 	if !errors.Is(err, ErrCannotDropRoot) {
-		result(fmt.Sprintf("start: %v, want ErrCannotDropRoot", err))
-		return
+		t.Fatalf("start: %v, want ErrCannotDropRoot", err)
 	}
-	var se *StepError
-	if !errors.As(err, &se) {
-		result(fmt.Sprintf("start: %v is not a *StepError", err))
-		return
+	if _, ok := errors.AsType[*StepError](err); !ok {
+		t.Fatalf("start: %v is not a *StepError", err)
 	}
-	result("refused: " + err.Error())
+	t.Logf("refused: %v", err)
 }
 
 // TestDirectVerifyRefuses: the host-side check of the parked reaper fails
@@ -369,10 +321,6 @@ func TestDirectVerifyRefuses(t *testing.T) {
 	}
 }
 
-// noPtraceEnv marks the re-executed test binary that runs as root without
-// CAP_SYS_PTRACE (as in a default container); its value is the result file.
-const noPtraceEnv = "TVS_TEST_NOPTRACE_RESULT"
-
 // TestDirectWithoutPtrace: isolation none must work as a root without
 // CAP_SYS_PTRACE (Podman's and Docker's default set). The parked reaper's
 // working directory used to be checked through /proc/<pid>/cwd, which a
@@ -381,57 +329,17 @@ const noPtraceEnv = "TVS_TEST_NOPTRACE_RESULT"
 // the mapped root (permission denied)". The reaper now reports the
 // identity of its working directory itself.
 func TestDirectWithoutPtrace(t *testing.T) {
-	if out := os.Getenv(noPtraceEnv); out != "" {
-		noPtraceChild(t, out)
+	if os.Getenv(containerEnv) == "" {
+		reexecIn(t, "TestDirectWithoutPtrace", false,
+			"--inh-caps=-sys_ptrace", "--ambient-caps=-all", "--bounding-set=-sys_ptrace")
 		return
 	}
-	sandboxtest.RequireRoot(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skipf("setpriv (util-linux) not found: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	result := filepath.Join(t.TempDir(), "result")
-	cmd := exec.Command(setpriv, "--inh-caps=-sys_ptrace", "--ambient-caps=-all", "--bounding-set=-sys_ptrace",
-		exe, "-test.run=^TestDirectWithoutPtrace$", "-test.count=1")
-	cmd.Env = append(os.Environ(), noPtraceEnv+"="+result)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	got, err := os.ReadFile(result)
-	if err != nil {
-		t.Fatalf("child wrote no result (%v):\n%s", err, out)
-	}
-	if string(got) != "ok" {
-		t.Fatalf("child: %s", got)
-	}
-}
-
-// noPtraceChild is the re-executed side of TestDirectWithoutPtrace.
-func noPtraceChild(t *testing.T, resultFile string) {
-	result := func(s string) {
-		if err := os.WriteFile(resultFile, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := procStatus(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff, err := strconv.ParseUint(st["CapEff"], 16, 64)
-	if err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SYS_PTRACE) != 0 {
-		result(fmt.Sprintf("setup: euid %d CapEff %s", os.Geteuid(), st["CapEff"]))
-		return
+	if eff, err := ownCapEff(); err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_SYS_PTRACE) != 0 {
+		t.Fatalf("setup: euid %d CapEff %x (%v)", os.Geteuid(), eff, err)
 	}
 	f := directFixture(t)
 	ex, out, stderr, _ := runBox(t, f.isoSpec(IsolationNone, "/bin/sh", "-c", "pwd -P"), 20*time.Second)
 	if ex.ShellStatus() != 0 || out != f.root {
-		result(fmt.Sprintf("exit %+v out %q stderr %q", ex, out, stderr))
-		return
+		t.Fatalf("exit %+v out %q stderr %q", ex, out, stderr)
 	}
-	result("ok")
 }
