@@ -28,6 +28,11 @@ var (
 	// to an unprivileged uid (no CAP_SETUID or CAP_SETGID), so it refuses
 	// rather than run the subject as root.
 	ErrCannotDropRoot = errors.New("isolation none needs CAP_SETUID and CAP_SETGID to drop root; run with them, or not as root")
+	// ErrNoIDRange: the supervisor is root in a user namespace that maps
+	// no range of ids besides its own (a rootless container without
+	// subordinate ids), so a sandbox cannot be given an unprivileged uid
+	// of its own; it refuses rather than run the subject as root.
+	ErrNoIDRange = errors.New("this user namespace maps no range of ids for a per-sandbox uid: give the container subordinate ids (rootless Podman: /etc/subuid and /etc/subgid entries for the user; see docs/CONTAINERS.md)")
 	// ErrLimitNotEnforced: Limits.Enforce is set and a requested limit
 	// could not be applied and verified; the subject was not started.
 	ErrLimitNotEnforced = errors.New("resource limit not enforced")

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 )
@@ -52,16 +52,109 @@ touch /sys/fs/cgroup/memory/tvs-probe 2>/dev/null && { echo "cgroupfs still writ
 exec "$@"`
 		args = append([]string{un, "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh"}, args...)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), containerEnv+"=1")
+	runChild(t, exec.Command(args[0], args[1:]...), "")
+}
+
+// runChild runs cmd, a re-executed test binary, with containerEnv set to
+// mode ("1" when empty): its failures fail t, its skip skips t.
+func runChild(t *testing.T, cmd *exec.Cmd, mode string) {
+	t.Helper()
+	if mode == "" {
+		mode = "1"
+	}
+	cmd.Env = append(os.Environ(), containerEnv+"="+mode)
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "--- SKIP") {
 		t.Skipf("child skipped:\n%s", out)
 	}
 	if err != nil {
-		t.Fatalf("child (%v): %v\n%s", args, err, out)
+		t.Fatalf("child (%v): %v\n%s", cmd.Args, err, out)
 	}
 	t.Logf("child:\n%s", out)
+}
+
+// reexecInUserNS runs the test named test again as root of a new user
+// namespace with the given maps (written by us, root, so any ranges may
+// be given) and a mount namespace it owns, as in a rootless container;
+// the child's containerEnv is mode.
+func reexecInUserNS(t *testing.T, test, mode string, uids, gids []syscall.SysProcIDMap) {
+	t.Helper()
+	sandboxtest.RequireRoot(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: uids, GidMappings: gids, GidMappingsEnableSetgroups: true,
+	}
+	runChild(t, cmd, mode)
+}
+
+// TestNarrowUserNamespace is the rootless-Podman row: the supervisor is
+// root of a user namespace that maps 0 and a range of 65536 subordinate
+// ids (1..65536 inside), not the reserved range. A per-sandbox id must be
+// one of the mapped ids — setresuid to an unmapped one fails with EINVAL,
+// which failed every isolation-none run there — and a namespace that
+// maps no range at all refuses to run the subject as root (ErrNoIDRange).
+func TestNarrowUserNamespace(t *testing.T) {
+	switch os.Getenv(containerEnv) {
+	case "":
+	case "range":
+		narrowUserNSChild(t)
+		return
+	case "single":
+		singleIDUserNSChild(t)
+		return
+	default:
+		return
+	}
+	root := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	subordinate := append(slices.Clone(root), syscall.SysProcIDMap{ContainerID: 1, HostID: 300000, Size: 65536})
+	t.Run("subordinate range", func(t *testing.T) {
+		reexecInUserNS(t, "TestNarrowUserNamespace", "range", subordinate, subordinate)
+	})
+	t.Run("single id", func(t *testing.T) {
+		reexecInUserNS(t, "TestNarrowUserNamespace", "single", root, root)
+	})
+}
+
+func narrowUserNSChild(t *testing.T) {
+	w, err := sandboxIDWindow()
+	if err != nil || w != (idWindow{minNestedID, 65534 - minNestedID}) {
+		t.Fatalf("window %+v (%v), want %d..65533", w, err, minNestedID)
+	}
+	for _, iso := range []Isolation{IsolationNone, IsolationOS} {
+		t.Run(string(iso), func(t *testing.T) {
+			f := directFixture(t)
+			spec := f.isoSpec(iso, "/bin/sh", "-c", "id -u")
+			ex, out, stderr, sb := runBox(t, spec, 20*time.Second)
+			if ex.ShellStatus() != 0 {
+				t.Fatalf("exit %+v stderr %q", ex, stderr)
+			}
+			uid, _ := strconv.Atoi(out)
+			if e := sb.Evidence(); uid != e.UID || !w.contains(uid) {
+				t.Errorf("subject uid %q, evidence uid %d: want one in the mapped window %+v", out, e.UID, w)
+			}
+		})
+	}
+}
+
+func singleIDUserNSChild(t *testing.T) {
+	if _, err := sandboxIDWindow(); !errors.Is(err, ErrNoIDRange) {
+		t.Fatalf("window: %v, want ErrNoIDRange", err)
+	}
+	f := directFixture(t)
+	spec := f.isoSpec(IsolationNone, "/bin/true")
+	sb, err := Start(context.Background(), spec)
+	if err == nil {
+		_ = sb.Destroy()
+		t.Fatal("isolation none started with no uid to drop to")
+	}
+	if !errors.Is(err, ErrNoIDRange) {
+		t.Fatalf("start: %v, want ErrNoIDRange", err)
+	}
 }
 
 // daemonScript leaves a setsid daemon behind (marker in its argv) and
@@ -175,11 +268,12 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-const sysAdmin = unix.CAP_SYS_ADMIN
-
 // TestRootWithoutSysAdmin is issue 11's nested-namespaces row: root in a
 // container has euid 0 without CAP_SYS_ADMIN (and a read-only
-// cgroupfs). The rootless choice is made by capabilities: the user
+// cgroupfs), or with it but without another capability the privileged
+// path needs (`--cap-add SYS_ADMIN` alone: no CAP_NET_ADMIN to bring up
+// the loopback, no CAP_SYS_PTRACE to verify the init; on the privileged
+// path both failed the start). The rootless choice is made by capabilities: the user
 // namespace maps only our own ids, and the subject being host uid 0 is
 // said, not claimed as unprivileged. Filesystem and network are os, a
 // daemon dies with the sandbox, and probe says what run gets. With no
@@ -190,17 +284,19 @@ func TestRootWithoutSysAdmin(t *testing.T) {
 		rootWithoutSysAdminChild(t)
 		return
 	}
-	t.Run("default caps", func(t *testing.T) {
-		reexecIn(t, "TestRootWithoutSysAdmin", true, "--inh-caps=-sys_admin", "--ambient-caps=-all", "--bounding-set=-sys_admin")
-	})
+	for _, c := range []string{"sys_admin", "net_admin", "sys_ptrace"} {
+		t.Run("without "+c, func(t *testing.T) {
+			reexecIn(t, "TestRootWithoutSysAdmin", true, "--inh-caps=-"+c, "--ambient-caps=-all", "--bounding-set=-"+c)
+		})
+	}
 	t.Run("no caps", func(t *testing.T) {
 		reexecIn(t, "TestRootWithoutSysAdmin", true, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all")
 	})
 }
 
 func rootWithoutSysAdminChild(t *testing.T) {
-	if os.Geteuid() != 0 || hasCaps(sysAdmin) {
-		t.Fatalf("set-up: euid %d, CAP_SYS_ADMIN %v", os.Geteuid(), hasCaps(sysAdmin))
+	if why := rootlessReason(); os.Geteuid() != 0 || !strings.HasPrefix(why, "root without CAP_") {
+		t.Fatalf("set-up: euid %d, rootless because %q", os.Geteuid(), why)
 	}
 	if err := NamespaceTrial(); err != nil {
 		t.Skipf("user namespaces are not allowed here: %v", err)
@@ -230,8 +326,8 @@ func rootWithoutSysAdminChild(t *testing.T) {
 	if p.Filesystem.Confined != a.Filesystem.Confined || p.Network.Confined != a.Network.Confined {
 		t.Errorf("probe filesystem %+v network %+v, run got %+v %+v", p.Filesystem, p.Network, a.Filesystem, a.Network)
 	}
-	if !p.Rootless {
-		t.Errorf("probe rootless %v", p.Rootless)
+	if !p.Rootless || p.RootlessReason != rootlessReason() {
+		t.Errorf("probe rootless %v (%q)", p.Rootless, p.RootlessReason)
 	}
 	t.Logf("unprivileged-uid %+v; probe %+v", uid, p.Mechanisms)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/manager"
@@ -52,10 +53,55 @@ func hasCaps(caps ...uint) bool {
 	return true
 }
 
+// rootfulCaps are the capabilities the privileged path needs in the
+// initial user namespace, each for a step that fails without it:
+// CAP_SYS_ADMIN for the namespaces and mounts, CAP_NET_ADMIN to bring up
+// the new network namespace's loopback (owned by the initial user
+// namespace, it is ours to configure only with it: without it
+// libcontainer's init fails with a bare EPERM), CAP_SYS_PTRACE to read
+// the parked init's /proc/<pid>/root and ns links, which verification
+// needs (the init is not dumpable), and CAP_SETUID/CAP_SETGID to switch
+// the subject to its unprivileged ids. A root that lacks any of them —
+// `podman run --cap-add SYS_ADMIN` is the common case — takes the
+// rootless path, where a user namespace of ours gives all of them over
+// the sandbox's namespaces.
+var rootfulCaps = []struct {
+	capability uint
+	name       string
+}{
+	{unix.CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
+	{unix.CAP_NET_ADMIN, "CAP_NET_ADMIN"},
+	{unix.CAP_SYS_PTRACE, "CAP_SYS_PTRACE"},
+	{unix.CAP_SETUID, "CAP_SETUID"},
+	{unix.CAP_SETGID, "CAP_SETGID"},
+}
+
 // rootlessMode reports whether a sandbox must take the rootless path: a
 // user namespace mapping only our own ids.
 func rootlessMode() bool {
-	return os.Geteuid() != 0 || !hasCaps(unix.CAP_SYS_ADMIN)
+	return rootlessReason() != ""
+}
+
+// rootlessReason says why the rootless path is taken ("" when it is
+// not): not root, or the privileged capabilities we lack.
+func rootlessReason() string {
+	if os.Geteuid() != 0 {
+		return "not root"
+	}
+	eff, err := ownCapEff()
+	if err != nil {
+		return "capabilities unreadable: " + err.Error()
+	}
+	var missing []string
+	for _, c := range rootfulCaps {
+		if eff&(1<<c.capability) == 0 {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "root without " + strings.Join(missing, ", ")
 }
 
 // cgroupAccess says which cgroup directories a root sandbox can create:

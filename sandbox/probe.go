@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +24,9 @@ import (
 // is worth per constraint is the negotiation's (supervisor.Probe).
 type ProbeResult struct {
 	Rootless bool `json:"rootless"`
+	// RootlessReason says why the rootless path is taken (privilege.go:
+	// "not root", "root without CAP_NET_ADMIN"); "" when it is not.
+	RootlessReason string `json:"rootless_reason,omitempty"`
 	// Filesystem and Network are what a sandbox here confines, denying
 	// the network; AllowList is the network with an allow-list's
 	// forwarders. Each is the trial sandbox's Applied when it started,
@@ -54,8 +59,9 @@ type MechanismProbe struct {
 // outlives it.
 func Probe(ctx context.Context, stateDir string) ProbeResult {
 	// The same choice Start makes (privilege.go): by capabilities.
-	rootless := rootlessMode()
-	res := ProbeResult{Rootless: rootless}
+	why := rootlessReason()
+	rootless := why != ""
+	res := ProbeResult{Rootless: rootless, RootlessReason: why}
 	facts := hostFixFacts(rootless)
 	nsOK := map[string]MechanismProbe{}
 	for _, m := range []struct {
@@ -70,7 +76,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 		{"uts-namespace", unix.CLONE_NEWUTS},
 	} {
 		p := MechanismProbe{Name: m.name, OK: true, Detail: "ok"}
-		if err := tryClone(m.flags, rootlessMode()); err != nil {
+		if err := tryClone(m.flags, rootless, nil); err != nil {
 			p.OK, p.Detail = false, errnoWord(err)
 			p.Fix = fixFor(m.name, fixWord(err), facts)
 		}
@@ -80,7 +86,7 @@ func Probe(ctx context.Context, stateDir string) ProbeResult {
 
 	together := MechanismProbe{Name: "namespaces", OK: true, Detail: "ok"}
 	if err := NamespaceTrial(); err != nil {
-		together.OK, together.Detail = false, errnoWord(err)
+		together.OK, together.Detail = false, detail(err)
 		together.Fix = fixFor(together.Name, fixWord(err), facts)
 	}
 	res.Mechanisms = append(res.Mechanisms, together)
@@ -176,32 +182,70 @@ func firstFailure(ns map[string]MechanismProbe, trial MechanismProbe, names ...s
 const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 
 // NamespaceTrial clones one short-lived child into every namespace a
-// sandbox needs at once (plus a user namespace when not root) and reports
-// whether the kernel and our privileges allow that. It is the only
-// evidence on which `run --isolation auto` may fall back to isolation
-// none: libcontainer's start errors are untyped, and a start that failed
-// after anything was set up (a mount, a verification) is never a reason
-// to run with less. probe reports the same trial as "namespaces".
+// sandbox needs at once (plus a user namespace when rootless) and has it
+// mount a fresh procfs in its new mount namespace, as every sandbox does.
+// It reports whether the kernel and our privileges allow that. It is the
+// only evidence on which `run --isolation auto` may fall back to
+// isolation none: libcontainer's start errors are untyped, and a start
+// that failed after anything was set up (a mount, a verification) is
+// never a reason to run with less. probe reports the same trial as
+// "namespaces".
+//
+// The proc mount is part of the trial because it is the one step of a
+// nested sandbox that the kernel refuses for good on a host whose /proc
+// has masked paths (procmask.go): a container runtime's default. Without
+// it the trial passed there, and every `--isolation auto` run in a
+// default Podman or Docker container failed instead of running with
+// isolation none and saying so.
+//
 // The error wraps ErrNoNamespace only for a lasting refusal (EPERM,
-// EINVAL, ENOSYS, ENOSPC/EUSERS from the namespace limits); a transient
-// one (EAGAIN, ENOMEM: a full pids cgroup, memory pressure) is retried a
-// few times and then returned without ErrNoNamespace, so that a caller
-// fails instead of falling back because of a moment's shortage that a
-// co-tenant could arrange.
+// EACCES, EINVAL, ENOSYS, ENOSPC/EUSERS from the namespace limits), and
+// ErrProcMasked too when the proc mount was refused under masks; a
+// transient one (EAGAIN, ENOMEM: a full pids cgroup, memory pressure) is
+// retried a few times and then returned without ErrNoNamespace, so that
+// a caller fails instead of falling back because of a moment's shortage
+// that a co-tenant could arrange.
 func NamespaceTrial() error {
 	var err error
 	for try := 0; try < 3; try++ {
 		if try > 0 {
 			time.Sleep(time.Duration(try) * 20 * time.Millisecond)
 		}
-		if err = tryClone(sandboxNamespaces, rootlessMode()); err == nil {
+		if err = procTrial(rootlessMode()); err == nil {
 			return nil
 		}
 		if !transient(err) {
-			return fmt.Errorf("%w: clone into mount, pid, network, ipc and uts namespaces: %w", ErrNoNamespace, err)
+			return fmt.Errorf("%w: %w", ErrNoNamespace, err)
 		}
 	}
-	return fmt.Errorf("namespace trial: clone into mount, pid, network, ipc and uts namespaces failed %d times for want of resources: %w", 3, err)
+	return fmt.Errorf("namespace trial: failed %d times for want of resources: %w", 3, err)
+}
+
+// procTrial is one try of NamespaceTrial: the clone, then the proc mount
+// in the child. A refused mount under masks is a ProcMaskedError.
+func procTrial(rootless bool) error {
+	mnt, err := nsInode("/proc/thread-self/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("own mount namespace: %w", err)
+	}
+	var stderr strings.Builder
+	err = tryClone(sandboxNamespaces, rootless, &stderr, reaper.ModeProcTrial, strconv.FormatUint(mnt, 10))
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return fmt.Errorf("clone into mount, pid, network, ipc and uts namespaces: %w", err)
+	}
+	n, perr := strconv.Atoi(strings.TrimSpace(stderr.String()))
+	if ee.ExitCode() != 3 || perr != nil {
+		return fmt.Errorf("namespace trial child: %v (%q)", err, stderr.String())
+	}
+	mountErr := fmt.Errorf("mounting a fresh procfs in the new namespaces: %w", unix.Errno(n))
+	if unix.Errno(n) == unix.EPERM {
+		return withProcMasks(mountErr)
+	}
+	return mountErr
 }
 
 // transient reports whether err is a shortage rather than a refusal.
@@ -209,16 +253,20 @@ func transient(err error) bool {
 	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EINTR)
 }
 
-// tryClone starts our own binary in reaper noop mode inside a new
-// namespace of the given kind (plus a user namespace when rootless, as
-// the sandbox would use) and waits for it. userNS adds a user namespace
-// mapping our own ids, as a sandbox without CAP_SYS_ADMIN needs.
-func tryClone(flags uintptr, userNS bool) error {
+// tryClone starts our own binary as a reaper (argv after Arg: reaperArgs,
+// by default noop mode) inside new namespaces of the given kinds and waits
+// for it; its stderr goes to stderr when not nil. userNS adds a user
+// namespace mapping our own ids, as a sandbox without CAP_SYS_ADMIN needs.
+func tryClone(flags uintptr, userNS bool, stderr io.Writer, reaperArgs ...string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe, reaper.Arg, reaper.ModeNoop)
+	if len(reaperArgs) == 0 {
+		reaperArgs = []string{reaper.ModeNoop}
+	}
+	cmd := exec.Command(exe, append([]string{reaper.Arg}, reaperArgs...)...)
+	cmd.Stderr = stderr
 	attr := &syscall.SysProcAttr{Cloneflags: flags}
 	if userNS || flags&unix.CLONE_NEWUSER != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
@@ -281,8 +329,8 @@ const containersDoc = "see docs/CONTAINERS.md"
 // Contexts a row applies in.
 const (
 	ctxAny      = "*"
-	ctxRoot     = "root"     // root with CAP_SYS_ADMIN: the privileged path
-	ctxRootless = "rootless" // no CAP_SYS_ADMIN: the sandbox needs a user namespace
+	ctxRoot     = "root"     // root with every rootfulCaps capability: the privileged path
+	ctxRootless = "rootless" // not root, or root without one of them: the sandbox needs a user namespace
 	// ctxUserNSOff: a sysctl disables user namespaces, and this one needs
 	// one (the user-namespace probe, or any namespace when rootless).
 	ctxUserNSOff = "userns-off"
@@ -296,9 +344,10 @@ type probeFix struct {
 }
 
 const (
-	fixNamespaceRoot = "run the container with --privileged, or with --cap-add SYS_ADMIN and a seccomp profile that allows unshare and mount; " + containersDoc
+	fixNamespaceRoot = "run the container with --privileged, or with --cap-add SYS_ADMIN,NET_ADMIN,SYS_PTRACE and a seccomp profile that allows unshare and mount; " + containersDoc
 	fixLimitsOff     = "limits not enforced"
 	fixBestEffort    = ", or pass --limits best-effort to run without them (the default; --limits enforce refuses)"
+	fixProcMasked    = "the host's /proc has masked paths, so a fresh procfs cannot be mounted in a nested sandbox (`run --isolation auto` runs without namespaces here): " + procMaskFix
 	fixFallback      = "no known fix for this error: `run --evidence` records the failing step in full; " + containersDoc
 )
 
@@ -318,7 +367,8 @@ var probeFixes = []probeFix{
 	{"namespace", "EAGAIN", ctxAny, "a shortage, not a refusal (a full pids cgroup, RLIMIT_NPROC): raise the container's --pids-limit or ulimit nproc, or try again"},
 	{"namespace", "ENOMEM", ctxAny, "a shortage, not a refusal (memory, or a namespace count): free memory or try again"},
 
-	{"trial-sandbox", "proc-masked", ctxAny, "the host's /proc has masked paths, so a fresh procfs cannot be mounted in a nested sandbox: " + procMaskFix},
+	{"namespace", "proc-masked", ctxAny, fixProcMasked},
+	{"trial-sandbox", "proc-masked", ctxAny, fixProcMasked},
 	{"trial-sandbox", "EPERM", ctxRoot, "a mount, pivot_root or seccomp step was refused: " + fixNamespaceRoot + " (and --security-opt apparmor=unconfined)"},
 	{"trial-sandbox", "EPERM", ctxRootless, "a mount in the sandbox's user namespace was refused (a masked /proc or /sys, or a security module): run the outer container with --security-opt unmask=ALL (podman) or systempaths=unconfined (Docker), or " + fixNamespaceRoot},
 	{"trial-sandbox", "EACCES", ctxAny, "a security module or a path's permissions refused a step: run the container with --security-opt apparmor=unconfined (or label=disable for SELinux), and give the state directory to this user; " + containersDoc},
@@ -337,7 +387,7 @@ var probeFixes = []probeFix{
 	{"cgroup", "limit-mismatch", ctxAny, fixLimitsOff + " (the cgroup holds another value than was set: a co-tenant, or a parent's limit): give the sandboxes a cgroup subtree of their own" + fixBestEffort},
 	{"cgroup", "not-requested", ctxAny, "no limit was asked for: pass --memory, --pids or --cpus"},
 
-	{"unprivileged-uid", "uid-0-in-userns-is-host-root", ctxAny, "root here lacks CAP_SYS_ADMIN, so the subject runs as host uid 0 (with no capability): " + fixNamespaceRoot + ", so that each sandbox gets a uid of its own, or run as a non-root user"},
+	{"unprivileged-uid", "uid-0-in-userns-is-host-root", ctxAny, "root here lacks a capability of the privileged path (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_SETUID, CAP_SETGID: probe's mechanisms line names which), so the subject runs as host uid 0 (with no capability): " + fixNamespaceRoot + ", so that each sandbox gets a uid of its own, or run as a non-root user"},
 
 	{"*", "*", ctxAny, fixFallback},
 }

@@ -24,7 +24,7 @@ func TestProbeFixes(t *testing.T) {
 		f          fixFacts
 		want       []string
 	}{
-		{"mount-namespace", "EPERM", root, []string{"run the container with --privileged, or with --cap-add SYS_ADMIN and a seccomp profile that allows unshare and mount; see docs/CONTAINERS.md"}},
+		{"mount-namespace", "EPERM", root, []string{"run the container with --privileged, or with --cap-add SYS_ADMIN,NET_ADMIN,SYS_PTRACE and a seccomp profile that allows unshare and mount; see docs/CONTAINERS.md"}},
 		{"namespaces", "EPERM", root, []string{fixNamespaceRoot}},
 		{"mount-namespace", "EPERM", rootless, []string{"needs a user namespace", "CLONE_NEWUSER", "CAP_SETFCAP", fixNamespaceRoot}},
 		{"user-namespace", "EPERM", off, []string{"user namespaces are disabled by the sysctl kernel.unprivileged_userns_clone=0", "sysctl -w kernel.unprivileged_userns_clone=1"}},
@@ -41,6 +41,7 @@ func TestProbeFixes(t *testing.T) {
 		{"cgroup-memory", "cgroup-read-only", root, []string{"limits not enforced", "mount a writable cgroupfs", "--limits best-effort"}},
 		{"cgroup-pids", "cgroup-not-writable", root, []string{"limits not enforced", "--limits best-effort"}},
 		{"cgroup-pids", "rootless-not-delegated", rootless, []string{"cgroup v1 delegates nothing", "--limits best-effort"}},
+		{"namespaces", "proc-masked", rootless, []string{"masked paths", "runs without namespaces here", "--security-opt unmask=/proc/* (podman)"}},
 		{"trial-sandbox", "proc-masked", rootless, []string{"masked paths", "--security-opt unmask=/proc/* (podman)", "systemPaths: unmasked", "procMount: Unmasked"}},
 		{"trial-sandbox", "EPERM", root, []string{fixNamespaceRoot, "apparmor=unconfined"}},
 		{"trial-sandbox", "EPERM", rootless, []string{"unmask=ALL", "systempaths=unconfined"}},
@@ -73,6 +74,7 @@ func TestProbeFixes(t *testing.T) {
 				covered(ns, e, f)
 			}
 		}
+		covered("namespaces", "proc-masked", f) // the namespace trial's proc mount
 		for _, cg := range []string{"cgroup-memory", "cgroup-pids", "cgroup-cpu"} {
 			// verifyCgroups's and cgroupAccess's reason words.
 			for _, w := range []string{"cgroup-read-only", "cgroup-not-writable", "rootless-not-delegated", "no-controller", "no-cgroup", "init-not-in-cgroup", "limit-mismatch", "not-requested"} {

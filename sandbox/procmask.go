@@ -79,6 +79,12 @@ func explainProcMount(err error) error {
 	if !procMountFailed(err) {
 		return err
 	}
+	return withProcMasks(err)
+}
+
+// withProcMasks returns a refused proc mount's err as a ProcMaskedError
+// naming the masks when this mount namespace has some, else err.
+func withProcMasks(err error) error {
 	info, rerr := ownMountinfo()
 	if rerr != nil {
 		return err

@@ -95,7 +95,9 @@ const procMaskChildEnv = "TVS_TEST_PROCMASK_CHILD"
 // uid 65534, so that the sandbox takes the rootless path and its user
 // namespace makes the masks locked: the kernel refuses the fresh procfs
 // (mount_too_revealing). Start must fail with the precise error and
-// leave nothing behind. (As root in the initial user namespace the
+// leave nothing behind, and the namespace trial must report the same
+// refusal beforehand as a lasting one (ErrNoNamespace), which is what lets
+// `run --isolation auto` fall back to isolation none there. (As root in the initial user namespace the
 // kernel allows the mount: there is nothing to refuse.)
 func TestProcMaskedStart(t *testing.T) {
 	if v := os.Getenv(procMaskChildEnv); v != "" {
@@ -153,7 +155,10 @@ exec setpriv --reuid 65534 --regid 65534 --clear-groups "$0" -test.run='^TestPro
 	if !strings.HasPrefix(res, "refused: ") {
 		t.Fatalf("child: %s\n%s", res, out)
 	}
-	msg := strings.TrimPrefix(res, "refused: ")
+	msg, trialMsg, _ := strings.Cut(strings.TrimPrefix(res, "refused: "), "\ntrial: ")
+	if w := "namespace unavailable: the host's /proc has masked paths ("; !strings.HasPrefix(trialMsg, w) {
+		t.Errorf("namespace trial's error does not start with %q:\n%s", w, trialMsg)
+	}
 	masked := []string{"/proc/acpi", "/proc/sys"}
 	for _, f := range []string{"/proc/kcore", "/proc/timer_list", "/proc/keys"} {
 		if _, err := os.Stat(f); err == nil {
@@ -188,7 +193,7 @@ func procMaskChild(t *testing.T, resultFile string) {
 		result("skip: the child is not rootless")
 		return
 	}
-	if err := NamespaceTrial(); err != nil {
+	if err := tryClone(sandboxNamespaces, true, nil); err != nil {
 		result("skip: no user namespace for uid 65534: " + err.Error())
 		return
 	}
@@ -197,6 +202,9 @@ func procMaskChild(t *testing.T, resultFile string) {
 		result(fmt.Sprintf("error: no masks in the child's mountinfo (%v)", err))
 		return
 	}
+	// The namespace trial must see the refusal coming, as a lasting one,
+	// so that `run --isolation auto` falls back instead of failing.
+	trialErr := NamespaceTrial()
 	state := filepath.Join(filepath.Dir(resultFile), "state")
 	spec := Spec{
 		Args:        []string{"/bin/true"},
@@ -206,7 +214,15 @@ func procMaskChild(t *testing.T, resultFile string) {
 	sb, err := Start(context.Background(), spec)
 	if err == nil {
 		sb.Destroy()
-		result("skip: this kernel mounts a fresh procfs under masked paths (no mount_too_revealing refusal)")
+		if trialErr == nil {
+			result("skip: this kernel mounts a fresh procfs under masked paths (no mount_too_revealing refusal)")
+		} else {
+			result("error: the namespace trial refused (" + trialErr.Error() + ") but a sandbox started")
+		}
+		return
+	}
+	if !errors.Is(trialErr, ErrNoNamespace) || !errors.Is(trialErr, ErrProcMasked) {
+		result(fmt.Sprintf("error: the sandbox was refused its procfs, but the namespace trial did not report that as a lasting refusal (%v)", trialErr))
 		return
 	}
 	var se *StepError
@@ -218,5 +234,5 @@ func procMaskChild(t *testing.T, resultFile string) {
 		result("error: left behind: " + strings.Join(leaks, "; ") + " after " + err.Error())
 		return
 	}
-	result("refused: " + err.Error())
+	result("refused: " + err.Error() + "\ntrial: " + trialErr.Error())
 }

@@ -227,9 +227,13 @@ func (sb *Sandbox) claimIDs(c *cleanup, rootless bool) error {
 	if !perSandboxIDs(s, rootless) {
 		return nil
 	}
+	w, err := sandboxIDWindow()
+	if err != nil {
+		return stepErr("uid", "/proc/self/uid_map", err)
+	}
 	if sb.root != nil {
 		// Every sandbox on this directory shares its id: nothing to claim.
-		id := rootID(sb.root.id)
+		id := rootID(sb.root.id, w)
 		if s.UID == 0 {
 			s.UID = id
 		}
@@ -239,7 +243,7 @@ func (sb *Sandbox) claimIDs(c *cleanup, rootless bool) error {
 		sb.perRootID = id
 		return nil
 	}
-	claim, err := claimID(s.StateDir, sb.id)
+	claim, err := claimID(s.StateDir, sb.id, w)
 	if err != nil {
 		return stepErr("uid", s.StateDir, err)
 	}

@@ -86,38 +86,153 @@ type idClaim struct {
 	entry    string // the owning sandbox's id, the symlink's target
 }
 
-// The range is split in two halves that never meet: ids derived from a
-// mapped root (rootID) in the lower one, claimed random ids (claimID) in
-// the upper one.
-const (
-	rootIDCount  = sandboxIDCount / 2
-	claimIDBase  = sandboxIDBase + rootIDCount
-	claimIDCount = sandboxIDCount - rootIDCount
-)
+// An idWindow is the range per-sandbox ids are drawn from: the reserved
+// range where this process's user namespace maps it (the initial one
+// maps every id), else a range the namespace does map (idWindowFor). It
+// is split in two halves that never meet: ids derived from a mapped root
+// (rootID) in the lower one, claimed random ids (claimID) in the upper
+// one.
+type idWindow struct{ base, count int }
 
-// claimID claims a free id of the upper half of the reserved range for the
-// entry (a sandbox id) in stateDir, which the caller has checked
+// reservedWindow is the reserved range, 0x70000000 .. 0x70ffffff.
+var reservedWindow = idWindow{sandboxIDBase, sandboxIDCount}
+
+func (w idWindow) rootHalf() (base, count int)  { return w.base, w.count / 2 }
+func (w idWindow) claimHalf() (base, count int) { return w.base + w.count/2, w.count - w.count/2 }
+
+// In a user namespace that does not map the reserved range (a rootless
+// Podman container maps 0..65536 onto the user's own uid and a
+// subordinate range), a per-sandbox id must still be one the kernel can
+// switch to: setresuid to an unmapped id fails with EINVAL. There the
+// window is the largest range of ids mapped in both uid_map and gid_map,
+// without the ids below minNestedID (0, and the system accounts an image
+// defines) and without 65534 and 65535 (nobody, and the overflow id the
+// kernel shows for unmapped ids). Such a namespace has no reserved range
+// of its own, so an id may equal an account of the container's image;
+// in the CI containers this is for, nothing else runs as those.
+const minNestedID = 1000
+
+// minWindow is the fewest ids a window may have: one for a root and one
+// for a claim.
+const minWindow = 2
+
+// sandboxIDWindow is the window of this process's user namespace.
+func sandboxIDWindow() (idWindow, error) {
+	uidMap, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return idWindow{}, err
+	}
+	gidMap, err := os.ReadFile("/proc/self/gid_map")
+	if err != nil {
+		return idWindow{}, err
+	}
+	return idWindowFor(string(uidMap), string(gidMap))
+}
+
+// idRange is [lo, hi) of ids inside a user namespace.
+type idRange struct{ lo, hi int }
+
+// parseIDMap reads a /proc/<pid>/uid_map or gid_map: lines of "inside
+// outside count"; only the inside ranges matter here.
+func parseIDMap(text string) ([]idRange, error) {
+	var rs []idRange
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("id map line %q: want three fields", line)
+		}
+		in, err1 := strconv.ParseInt(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || in < 0 || n <= 0 {
+			return nil, fmt.Errorf("id map line %q: bad numbers", line)
+		}
+		rs = append(rs, idRange{int(in), int(min(in+n, 1<<32))})
+	}
+	return rs, nil
+}
+
+// covers reports whether the ranges hold every id of [lo, hi).
+func covers(rs []idRange, lo, hi int) bool {
+	for _, r := range rs {
+		if r.lo <= lo && hi <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// idWindowFor is the window for a namespace with these maps: the
+// reserved range when both map all of it, else the largest range mapped
+// in both (see minNestedID). A namespace that maps fewer than minWindow
+// such ids has none: ErrNoIDRange.
+func idWindowFor(uidMap, gidMap string) (idWindow, error) {
+	us, err := parseIDMap(uidMap)
+	if err != nil {
+		return idWindow{}, fmt.Errorf("uid_map: %w", err)
+	}
+	gs, err := parseIDMap(gidMap)
+	if err != nil {
+		return idWindow{}, fmt.Errorf("gid_map: %w", err)
+	}
+	r := reservedWindow
+	if covers(us, r.base, r.base+r.count) && covers(gs, r.base, r.base+r.count) {
+		return r, nil
+	}
+	best := idRange{}
+	consider := func(lo, hi int) {
+		lo = max(lo, minNestedID)
+		if hi-lo > best.hi-best.lo {
+			best = idRange{lo, hi}
+		}
+	}
+	for _, u := range us {
+		for _, g := range gs {
+			lo, hi := max(u.lo, g.lo), min(u.hi, g.hi)
+			if lo >= hi {
+				continue
+			}
+			// Without nobody and the overflow id: the parts on either side.
+			consider(lo, min(hi, 65534))
+			consider(max(lo, 65536), hi)
+		}
+	}
+	if best.hi-best.lo < minWindow {
+		return idWindow{}, fmt.Errorf("%w (uid_map %q, gid_map %q)", ErrNoIDRange, strings.TrimSpace(uidMap), strings.TrimSpace(gidMap))
+	}
+	return idWindow{best.lo, best.hi - best.lo}, nil
+}
+
+// contains reports whether id is in the window.
+func (w idWindow) contains(id int) bool { return id >= w.base && id < w.base+w.count }
+
+// claimID claims a free id of the window's upper half for the entry (a
+// sandbox id) in stateDir, which the caller has checked
 // (ensureStateDir).
-func claimID(stateDir, entry string) (*idClaim, error) {
-	return claimIDIn(stateDir, entry, claimIDBase, claimIDCount, randomIndex)
+func claimID(stateDir, entry string, w idWindow) (*idClaim, error) {
+	base, count := w.claimHalf()
+	return claimIDIn(stateDir, entry, base, count, randomIndex)
 }
 
 // rootID is the id of every sandbox that maps the directory whose
-// identity is root: a hash of its device and inode into the lower half of
-// the range. Sandboxes that map the same directory share an id, so that a
-// later run can change what an earlier one created there (a project tree
-// mapped again and again); they share a writable directory anyway, which
-// is a channel between them whatever their uids. Sandboxes that map
+// identity is root: a hash of its device and inode into the window's
+// lower half. Sandboxes that map the same directory share an id, so that
+// a later run can change what an earlier one created there (a project
+// tree mapped again and again); they share a writable directory anyway,
+// which is a channel between them whatever their uids. Sandboxes that map
 // different directories get different ids unless the hash collides
-// (about n²/2^24 for n distinct roots in use at once), and never an id
-// that a random claim can hold.
-func rootID(root fileID) int {
+// (about n²/2^24 for n distinct roots in use at once in the reserved
+// range), and never an id that a random claim can hold.
+func rootID(root fileID, w idWindow) int {
 	h := fnv.New64a()
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], root.dev)
 	binary.LittleEndian.PutUint64(b[8:], root.ino)
 	h.Write(b[:])
-	return sandboxIDBase + int(h.Sum64()%rootIDCount)
+	base, count := w.rootHalf()
+	return base + int(h.Sum64()%uint64(count))
 }
 
 // claimIDIn is claimID over [base, base+count), drawing with draw (a

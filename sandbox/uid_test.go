@@ -543,11 +543,54 @@ func TestIDPerRoot(t *testing.T) {
 		t.Errorf("runs on one root got uids %v, want one", uids)
 	}
 	n, _ := strconv.Atoi(uids[0])
-	if !inSandboxIDRange(n) || n >= claimIDBase {
+	if claimBase, _ := reservedWindow.claimHalf(); !inSandboxIDRange(n) || n >= claimBase {
 		t.Errorf("per-root uid %d is not in the lower half of the range", n)
 	}
 	_, out, _, _ := runBox(t, other.isoSpec(IsolationOS, "/bin/sh", "-c", "id -u"), 20*time.Second)
 	if out == uids[0] {
 		t.Errorf("two roots share uid %s", out)
+	}
+}
+
+// TestIDWindowFor: the reserved range wherever the user namespace maps
+// it, else the largest range mapped for both uids and gids, without the
+// system ids, nobody and the overflow id; a namespace that maps no such
+// range has no window.
+func TestIDWindowFor(t *testing.T) {
+	const initial = "0 0 4294967295"
+	cases := []struct {
+		name, uids, gids string
+		want             idWindow
+		err              error
+	}{
+		{"initial namespace", initial, initial, reservedWindow, nil},
+		{"reserved range mapped", "0 0 1\n1879048192 1879048192 16777216", "0 0 4294967295", reservedWindow, nil},
+		{"rootless podman", "0 1000 1\n1 100000 65536", "0 1000 1\n1 100000 65536", idWindow{1000, 64534}, nil},
+		{"gids narrower", "0 1000 1\n1 100000 65536", "0 1000 1\n1 100000 5000", idWindow{1000, 4001}, nil},
+		{"above the overflow id", "0 0 1\n1 100000 65536\n100000 200000 100000", "0 0 1\n100000 200000 100000", idWindow{100000, 100000}, nil},
+		{"single id", "0 1000 1", "0 1000 1", idWindow{}, ErrNoIDRange},
+		{"only system ids", "0 0 1000", "0 0 1000", idWindow{}, ErrNoIDRange},
+		{"malformed", "0 1000", initial, idWindow{}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := idWindowFor(c.uids, c.gids)
+			if c.name == "malformed" {
+				if err == nil {
+					t.Fatalf("window %+v, want an error", w)
+				}
+				return
+			}
+			if !errors.Is(err, c.err) || w != c.want {
+				t.Fatalf("window %+v (%v), want %+v (%v)", w, err, c.want, c.err)
+			}
+			if err == nil {
+				rb, rc := w.rootHalf()
+				cb, cc := w.claimHalf()
+				if rb != w.base || rb+rc != cb || cb+cc != w.base+w.count || rc < 1 || cc < 1 {
+					t.Errorf("halves %d+%d, %d+%d of %+v", rb, rc, cb, cc, w)
+				}
+			}
+		})
 	}
 }

@@ -121,6 +121,8 @@ func warnUnenforced(req *Request, a sandbox.Applied) {
 // osUnavailable names, deterministically, why a sandbox could not start.
 func osUnavailable(err error) string {
 	switch {
+	case errors.Is(err, sandbox.ErrProcMasked):
+		return "the host's masked /proc refuses a sandbox its procfs"
 	case errors.Is(err, sandbox.ErrNoNamespace):
 		return "namespaces unavailable on this host"
 	case errors.Is(err, sandbox.ErrNotVerified):

@@ -13,11 +13,13 @@ import (
 // The tiers are negotiated as a run negotiates them (receipts.Negotiate,
 // with --isolation auto), from what sandbox.Probe found confined.
 type ProbeReport struct {
-	Rootless    bool                     `json:"rootless"`
-	Constraints []ConstraintProbe        `json:"constraints"` // the seven, in receipt order
-	AllowList   ConstraintProbe          `json:"network_allow_list"`
-	Mechanisms  []sandbox.MechanismProbe `json:"mechanisms"`
-	Applied     *sandbox.Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
+	Rootless bool `json:"rootless"`
+	// RootlessReason says why the rootless path is taken; "" when not.
+	RootlessReason string                   `json:"rootless_reason,omitempty"`
+	Constraints    []ConstraintProbe        `json:"constraints"` // the seven, in receipt order
+	AllowList      ConstraintProbe          `json:"network_allow_list"`
+	Mechanisms     []sandbox.MechanismProbe `json:"mechanisms"`
+	Applied        *sandbox.Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
 }
 
 // ConstraintProbe is one constraint's strongest available tier.
@@ -35,7 +37,7 @@ type ConstraintProbe struct {
 // Nothing it starts outlives it.
 func Probe(ctx context.Context, stateDir string) ProbeReport {
 	p := sandbox.Probe(ctx, stateDir)
-	rep := ProbeReport{Rootless: p.Rootless, Mechanisms: p.Mechanisms, Applied: p.Applied}
+	rep := ProbeReport{Rootless: p.Rootless, RootlessReason: p.RootlessReason, Mechanisms: p.Mechanisms, Applied: p.Applied}
 
 	fs, nw := mechanisms(p.Filesystem, p.Network, config.NetworkDeny)
 	out := receipts.Negotiate(probeRequest(config.NetworkDeny, fs, nw))

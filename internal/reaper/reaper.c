@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -343,6 +344,34 @@ static const int forwarded[] = {
 	SIGALRM, SIGWINCH, SIGCONT, SIGVTALRM, SIGPROF, SIGXCPU,
 };
 
+// proc_trial is the namespace trial's child (argv: [any, Arg, mode,
+// parent's mount-namespace inode]): in the fresh mount namespace it was
+// cloned into, it mounts a procfs over /proc exactly as libcontainer
+// mounts the sandbox's, because that is the mount the kernel refuses in a
+// nested sandbox whose outer /proc has masked paths (mount_too_revealing),
+// and the refusal is a lasting property of the host. It refuses to run in
+// its parent's mount namespace, where the mount would be visible outside.
+// Exit 0: mounted; 3: a mount failed, its errno number on stderr; 2: usage
+// or not in a mount namespace of its own.
+static int proc_trial(int argc, char **argv)
+{
+	if (argc != 4)
+		return 2;
+	char *end;
+	errno = 0;
+	unsigned long long parent = strtoull(argv[3], &end, 10);
+	struct stat st;
+	if (errno != 0 || *end != '\0' || parent == 0 || stat("/proc/self/ns/mnt", &st) != 0 ||
+	    (unsigned long long)st.st_ino == parent)
+		return 2;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		fprintf(stderr, "%d\n", errno);
+		return 3;
+	}
+	return 0;
+}
+
 static int reaper(int argc, char **argv, char **envp)
 {
 	if (argc < 3)
@@ -350,6 +379,8 @@ static int reaper(int argc, char **argv, char **envp)
 	const char *mode = argv[2];
 	if (strcmp(mode, TVS_MODE_NOOP) == 0)
 		return 0;
+	if (strcmp(mode, TVS_MODE_PROC_TRIAL) == 0)
+		return proc_trial(argc, argv);
 	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
 	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
 	if ((!sandboxed && !direct) || argc < 8 || strcmp(argv[6], "--") != 0)
@@ -601,6 +632,7 @@ const char *tvs_constant(int i)
 {
 	static const char *names[] = {
 		TVS_REAPER_ARG, TVS_MODE_SANDBOX, TVS_MODE_DIRECT, TVS_MODE_NOOP,
+		TVS_MODE_PROC_TRIAL,
 		TVS_REPORT_SECCOMP, TVS_REPORT_STARTED, TVS_REPORT_EXEC_ERR,
 		TVS_REPORT_EXITED, TVS_REPORT_SIGNALED, TVS_REPORT_ERROR,
 	};

@@ -57,6 +57,12 @@ const (
 	ModeSandbox = "sandbox" // PID 1 of the sandbox: seccomp, then the subject
 	ModeDirect  = "direct"  // isolation none: subreaper, waits for a byte on FDGo
 	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
+	// ModeProcTrial mounts a fresh procfs over /proc in the new mount
+	// namespace it was cloned into ([any, Arg, ModeProcTrial, the
+	// parent's mount-namespace inode]) and exits 0, or 3 with the errno
+	// number on stderr: the namespace trial's test of the one mount a
+	// nested sandbox is refused for good.
+	ModeProcTrial = "proc-trial"
 )
 
 // Descriptors the reaper receives beyond stdio.

@@ -8,6 +8,7 @@
 #define TVS_MODE_SANDBOX "sandbox"
 #define TVS_MODE_DIRECT "direct"
 #define TVS_MODE_NOOP "noop"
+#define TVS_MODE_PROC_TRIAL "proc-trial"
 
 #define TVS_FD_LIVENESS 3
 #define TVS_FD_REPORT 4
