@@ -11,9 +11,32 @@ if command -v gcc >/dev/null && [ "$(gcc -print-file-name=libc.a)" = libc.a ]; t
 	need_apt+=(libc6-dev)
 fi
 command -v ip >/dev/null || need_apt+=(iproute2)
+# The neighbours the tests and benchmarks run against: Podman with
+# Debian's runc for the container matrix (runc named explicitly, so that
+# apt does not pick crun, which refuses a cgroup v1 hybrid layout), uidmap
+# for rootless Podman, tmux as the reference terminal, bubblewrap as the
+# speed yardstick.
+command -v podman >/dev/null || need_apt+=(podman)
+[ -x /usr/sbin/runc ] || need_apt+=(runc)
+command -v newuidmap >/dev/null || need_apt+=(uidmap)
+command -v tmux >/dev/null || need_apt+=(tmux)
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 if [ "${#need_apt[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+
+# The rootless-Podman rows of the container matrix run Podman as this
+# unprivileged account, which needs a subordinate id range. Only created
+# when the machine is ours to set up (root); the rows skip without it.
+rootless=tvs-rootless
+if [ "$(id -u)" = 0 ]; then
+	if ! id "$rootless" >/dev/null 2>&1; then
+		useradd --create-home --shell /usr/sbin/nologin "$rootless"
+	fi
+	grep -q "^$rootless:" /etc/subuid 2>/dev/null || usermod --add-subuids 400000-465535 "$rootless"
+	grep -q "^$rootless:" /etc/subgid 2>/dev/null || usermod --add-subgids 400000-465535 "$rootless"
+fi
+
 go mod download
