@@ -153,8 +153,9 @@ func detail(err error) string {
 		return "ok"
 	}
 	w := errnoWord(err)
-	if errors.Is(err, ErrProcMasked) {
-		w = "proc-masked"
+	switch fw := fixWord(err); fw {
+	case "proc-masked", "hostname-refused":
+		w = fw
 	}
 	if se, ok := errors.AsType[*StepError](err); ok && w != err.Error() {
 		w += " at " + se.Step
@@ -237,16 +238,37 @@ func procTrial(rootless bool) error {
 	if !errors.As(err, &ee) {
 		return fmt.Errorf("clone into mount, pid, network, ipc and uts namespaces: %w", err)
 	}
-	n, perr := strconv.Atoi(strings.TrimSpace(stderr.String()))
+	step, num, _ := strings.Cut(strings.TrimSpace(stderr.String()), " ")
+	n, perr := strconv.Atoi(num)
 	if ee.ExitCode() != 3 || perr != nil {
 		return fmt.Errorf("namespace trial child: %v (%q)", err, stderr.String())
 	}
-	mountErr := fmt.Errorf("mounting a fresh procfs in the new namespaces: %w", unix.Errno(n))
-	if unix.Errno(n) == unix.EPERM {
-		return withProcMasks(mountErr)
+	errno := unix.Errno(n)
+	switch step {
+	case "proc":
+		mountErr := fmt.Errorf("mounting a fresh procfs in the new namespaces: %w", errno)
+		if errno == unix.EPERM {
+			return withProcMasks(mountErr)
+		}
+		return mountErr
+	case "hostname":
+		// A container's default seccomp profile allows sethostname only
+		// to CAP_SYS_ADMIN in the initial user namespace.
+		return &hostnameRefusedError{errno}
 	}
-	return mountErr
+	return fmt.Errorf("namespace trial child: step %q: %w", step, errno)
 }
+
+// hostnameRefusedError is the namespace trial's sethostname refused:
+// in a container, its seccomp profile (Podman's and Docker's default
+// allow sethostname only with CAP_SYS_ADMIN in the initial user
+// namespace), which a sandbox on the rootless path never has.
+type hostnameRefusedError struct{ errno unix.Errno }
+
+func (e *hostnameRefusedError) Error() string {
+	return "setting the hostname in the new UTS namespace: " + e.errno.Error() + " (a seccomp profile that allows sethostname only with CAP_SYS_ADMIN)"
+}
+func (e *hostnameRefusedError) Unwrap() error { return e.errno }
 
 // transient reports whether err is a shortage rather than a refusal.
 func transient(err error) bool {
@@ -368,6 +390,7 @@ var probeFixes = []probeFix{
 	{"namespace", "ENOMEM", ctxAny, "a shortage, not a refusal (memory, or a namespace count): free memory or try again"},
 
 	{"namespace", "proc-masked", ctxAny, fixProcMasked},
+	{"namespace", "hostname-refused", ctxAny, "the container's seccomp profile refuses sethostname to a process without CAP_SYS_ADMIN (`run --isolation auto` runs without namespaces here): run the container with --security-opt seccomp=unconfined or a profile that allows sethostname, or " + fixNamespaceRoot},
 	{"trial-sandbox", "proc-masked", ctxAny, fixProcMasked},
 	{"trial-sandbox", "EPERM", ctxRoot, "a mount, pivot_root or seccomp step was refused: " + fixNamespaceRoot + " (and --security-opt apparmor=unconfined)"},
 	{"trial-sandbox", "EPERM", ctxRootless, "a mount in the sandbox's user namespace was refused (a masked /proc or /sys, or a security module): run the outer container with --security-opt unmask=ALL (podman) or systempaths=unconfined (Docker), or " + fixNamespaceRoot},
@@ -465,6 +488,8 @@ func fixWord(err error) string {
 		return ""
 	case errors.Is(err, ErrProcMasked):
 		return "proc-masked"
+	case errors.As(err, new(*hostnameRefusedError)):
+		return "hostname-refused"
 	case errors.Is(err, netpolicy.ErrNeedPrivilege):
 		return "need-privilege"
 	}

@@ -42,6 +42,7 @@ func TestProbeFixes(t *testing.T) {
 		{"cgroup-pids", "cgroup-not-writable", root, []string{"limits not enforced", "--limits best-effort"}},
 		{"cgroup-pids", "rootless-not-delegated", rootless, []string{"cgroup v1 delegates nothing", "--limits best-effort"}},
 		{"namespaces", "proc-masked", rootless, []string{"masked paths", "runs without namespaces here", "--security-opt unmask=/proc/* (podman)"}},
+		{"namespaces", "hostname-refused", rootless, []string{"refuses sethostname", "runs without namespaces here", "seccomp=unconfined"}},
 		{"trial-sandbox", "proc-masked", rootless, []string{"masked paths", "--security-opt unmask=/proc/* (podman)", "systemPaths: unmasked", "procMount: Unmasked"}},
 		{"trial-sandbox", "EPERM", root, []string{fixNamespaceRoot, "apparmor=unconfined"}},
 		{"trial-sandbox", "EPERM", rootless, []string{"unmask=ALL", "systempaths=unconfined"}},
@@ -74,7 +75,8 @@ func TestProbeFixes(t *testing.T) {
 				covered(ns, e, f)
 			}
 		}
-		covered("namespaces", "proc-masked", f) // the namespace trial's proc mount
+		covered("namespaces", "proc-masked", f)      // the namespace trial's proc mount
+		covered("namespaces", "hostname-refused", f) // and its sethostname
 		for _, cg := range []string{"cgroup-memory", "cgroup-pids", "cgroup-cpu"} {
 			// verifyCgroups's and cgroupAccess's reason words.
 			for _, w := range []string{"cgroup-read-only", "cgroup-not-writable", "rootless-not-delegated", "no-controller", "no-cgroup", "init-not-in-cgroup", "limit-mismatch", "not-requested"} {

@@ -43,6 +43,7 @@ var podmanRows = []podmanRow{
 	{"cap-add SYS_ADMIN", false, []string{"--cap-add", "SYS_ADMIN"}, receipts.Delivered},
 	{"cap-add SYS_ADMIN,NET_ADMIN,SYS_PTRACE", false, []string{"--cap-add", "SYS_ADMIN,NET_ADMIN,SYS_PTRACE"}, receipts.OS},
 	{"privileged", false, []string{"--privileged"}, receipts.OS},
+	{"unmasked", false, []string{"--security-opt", "unmask=ALL"}, receipts.Delivered},
 	{"unmasked, seccomp unconfined", false, []string{"--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined"}, receipts.OS},
 	{"rootless", true, nil, receipts.Delivered},
 	{"rootless, unmasked, seccomp unconfined", true, []string{"--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined"}, receipts.OS},

@@ -345,14 +345,18 @@ static const int forwarded[] = {
 };
 
 // proc_trial is the namespace trial's child (argv: [any, Arg, mode,
-// parent's mount-namespace inode]): in the fresh mount namespace it was
-// cloned into, it mounts a procfs over /proc exactly as libcontainer
-// mounts the sandbox's, because that is the mount the kernel refuses in a
-// nested sandbox whose outer /proc has masked paths (mount_too_revealing),
-// and the refusal is a lasting property of the host. It refuses to run in
-// its parent's mount namespace, where the mount would be visible outside.
-// Exit 0: mounted; 3: a mount failed, its errno number on stderr; 2: usage
-// or not in a mount namespace of its own.
+// parent's mount-namespace inode]). In the fresh namespaces it was cloned
+// into it does the two steps of a sandbox start that are refused for good
+// in common containers, so that the trial sees the refusal before
+// anything is set up: it mounts a procfs over /proc exactly as
+// libcontainer mounts the sandbox's (refused under a container's masked
+// /proc: mount_too_revealing), and sets a hostname in its UTS namespace
+// (refused by a default seccomp profile to a process without
+// CAP_SYS_ADMIN in the initial user namespace). It refuses to run in its
+// parent's mount namespace, where the mount would be visible outside.
+// Exit 0: both done; 3: a step failed, "<step> <errno number>" on stderr
+// (step: proc or hostname); 2: usage or not in a mount namespace of its
+// own.
 static int proc_trial(int argc, char **argv)
 {
 	if (argc != 4)
@@ -366,7 +370,12 @@ static int proc_trial(int argc, char **argv)
 		return 2;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-		fprintf(stderr, "%d\n", errno);
+		fprintf(stderr, "proc %d\n", errno);
+		return 3;
+	}
+	static const char name[] = "tvs-trial";
+	if (sethostname(name, sizeof name - 1) != 0) {
+		fprintf(stderr, "hostname %d\n", errno);
 		return 3;
 	}
 	return 0;

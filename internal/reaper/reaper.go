@@ -59,9 +59,10 @@ const (
 	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
 	// ModeProcTrial mounts a fresh procfs over /proc in the new mount
 	// namespace it was cloned into ([any, Arg, ModeProcTrial, the
-	// parent's mount-namespace inode]) and exits 0, or 3 with the errno
-	// number on stderr: the namespace trial's test of the one mount a
-	// nested sandbox is refused for good.
+	// parent's mount-namespace inode]) and sets a hostname in its UTS
+	// namespace, then exits 0, or 3 with "<step> <errno number>" on
+	// stderr (step: proc, hostname): the namespace trial's test of the
+	// two steps a nested sandbox is refused for good.
 	ModeProcTrial = "proc-trial"
 )
 
