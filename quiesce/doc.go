@@ -1,0 +1,47 @@
+// Package quiesce decides, from kernel state, whether the programs on a
+// pseudoterminal are waiting for input: the rule that closes an input
+// epoch in PTY mode (issue 14), instead of a quiet window that guesses.
+//
+// A Judge looks at one terminal (the master, and a slave descriptor the
+// caller keeps, e.g. from TIOCGPTPEER) and at the tasks the caller says
+// belong to it (a sandbox's PID namespace: TasksInPIDNamespace). One
+// Evaluate call is quiet only when all of this holds:
+//
+//  1. Pending input has been pushed through the line discipline: a poll
+//     of the slave runs the tty's flip-buffer work, so bytes written to
+//     the master a moment ago are in the line discipline's queue, where
+//     the next checks see them, and not in a kernel work item, where
+//     they would look like idleness.
+//  2. No task is runnable or in uninterruptible sleep: state R or D in
+//     /proc/<tid>/stat, or "running" in /proc/<tid>/syscall.
+//  3. Some task of the terminal's foreground process group (TIOCGPGRP on
+//     the master) is blocked reading the terminal: read/readv on a
+//     descriptor that is the slave (or /dev/tty while the slave is its
+//     controlling terminal), or poll/ppoll/select/pselect6 whose set has
+//     the terminal for input (the pollfd array or fd_set read from the
+//     task's memory), or epoll_wait/epoll_pwait/epoll_pwait2 on an epoll
+//     instance watching the terminal for input (its fdinfo).
+//  4. The slave's input queue is empty (TIOCINQ: in canonical mode only
+//     complete lines count, so a half-typed line is rightly quiet) and
+//     nothing is waiting to be read on the master (TIOCINQ there; the
+//     caller drains the master itself).
+//  5. A second pass sees the same tasks with the same context-switch
+//     counts: nothing ran while the first pass looked.
+//  6. Timers: when the waiting call has a short timeout (at most
+//     ShortTimeout, such as vim's Escape timeout or an event loop's tick),
+//     the verdict is "not yet" with the timeout, so the caller evaluates
+//     again after it fires; the epoch closes at the next quiet point whose
+//     wait is infinite or long, or when the same task returns to the same
+//     short wait after it fired (a periodic tick: nothing more will come).
+//
+// The caller evaluates on events — after each write to the master, when
+// the master becomes readable, when a returned timeout has passed — never
+// in a spin loop, and keeps an epoch deadline as the backstop for what
+// this cannot see (work outside the watched tasks, long timers, a program
+// busy-polling the terminal with a zero timeout), saying so when it fires.
+//
+// Reading another task's syscall, memory and file descriptors needs
+// ptrace access to it: root, or the owner of the sandbox's user
+// namespace. Syscall numbers are per architecture; on one without a table
+// Evaluate returns ErrUnsupportedArch.
+package quiesce

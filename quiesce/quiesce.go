@@ -1,0 +1,498 @@
+package quiesce
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsupportedArch: no syscall table for this architecture.
+var ErrUnsupportedArch = errors.New("quiesce: no syscall table for this architecture")
+
+// DefaultShortTimeout is the longest wait rule 6 lets fire before it
+// closes an epoch: vim's Escape timeout and event-loop ticks are below
+// it, a shell's or pager's wait is infinite.
+const DefaultShortTimeout = 2 * time.Second
+
+// maxPass is how many times Evaluate repeats its two passes when a task
+// ran between them, before it answers "not yet".
+const maxPass = 3
+
+// pollRdNorm is POLLRDNORM (asm-generic/poll.h), which x/sys lacks.
+const pollRdNorm = 0x40
+
+// Bounds on what is read from a task's memory.
+const (
+	maxPollFDs  = 4096
+	maxSelectFD = 1 << 16
+)
+
+// Verdict is one evaluation.
+type Verdict struct {
+	// Quiet: the programs wait for input; the epoch may close.
+	Quiet bool
+	// Why says, when not quiet, what is still going on; when quiet,
+	// which task waits in which call. For diagnostics, not for parsing.
+	Why string
+	// RetryAfter, when not zero, is the short timeout of the call the
+	// programs wait in (rule 6): evaluate again once it has passed.
+	RetryAfter time.Duration
+}
+
+// A Judge evaluates one terminal. It is not safe for concurrent use.
+type Judge struct {
+	master, slave int
+	slaveDev      devNum
+	tasks         func() ([]int, error)
+	// ShortTimeout is rule 6's bound (DefaultShortTimeout when zero).
+	ShortTimeout time.Duration
+	// shortWaits remembers the short waits seen by earlier evaluations,
+	// with the task's context switches then: the same wait again after
+	// the task ran is a periodic tick.
+	shortWaits map[waitKey]uint64
+}
+
+// waitKey identifies a task's wait: the same task, call and timeout.
+type waitKey struct {
+	tid     int
+	call    uint64
+	timeout time.Duration
+}
+
+// devNum is a device number as major and minor.
+type devNum struct{ major, minor uint32 }
+
+func devOf(rdev uint64) devNum { return devNum{unix.Major(rdev), unix.Minor(rdev)} }
+
+// devTTY is /dev/tty, the controlling terminal's alias.
+var devTTY = devNum{5, 0}
+
+// New returns a Judge of the terminal whose master and slave are given
+// (the caller keeps both open for the Judge's life; the slave is only
+// polled and queried, never read). tasks lists the process ids (not
+// threads) of every process that may be involved, for example the
+// sandbox's PID namespace (TasksInPIDNamespace).
+func New(master, slave *os.File, tasks func() ([]int, error)) (*Judge, error) {
+	if len(waitCalls) == 0 {
+		return nil, ErrUnsupportedArch
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(slave.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("quiesce: stat slave: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return nil, fmt.Errorf("quiesce: slave is not a character device (mode %o)", st.Mode)
+	}
+	return &Judge{
+		master: int(master.Fd()), slave: int(slave.Fd()),
+		slaveDev: devOf(st.Rdev), tasks: tasks,
+		shortWaits: map[waitKey]uint64{},
+	}, nil
+}
+
+// task is what one pass reads of one thread.
+type task struct {
+	pid, tid int
+	state    byte
+	pgrp     int
+	tty      devNum
+	switches uint64
+	syscall  []uint64 // number and six arguments; nil when not in a call
+	running  bool     // /proc/<tid>/syscall said "running"
+}
+
+// Evaluate applies the rules once (with up to maxPass tries of the
+// second pass) and says whether the programs wait for input.
+func (j *Judge) Evaluate() (Verdict, error) {
+	short := j.ShortTimeout
+	if short == 0 {
+		short = DefaultShortTimeout
+	}
+	for range maxPass {
+		// Rule 1: a poll of the slave runs the flip-buffer work.
+		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(j.slave), Events: unix.POLLIN}}, 0)
+
+		first, err := j.pass()
+		if err != nil {
+			return Verdict{}, err
+		}
+		// Rule 2.
+		for _, t := range first {
+			if t.running || t.state == 'R' || t.state == 'D' {
+				return Verdict{Why: fmt.Sprintf("task %d is %s", t.tid, stateWord(t))}, nil
+			}
+		}
+		// Rule 3.
+		fg, err := unix.IoctlGetInt(j.master, unix.TIOCGPGRP)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("quiesce: foreground process group: %w", err)
+		}
+		w, err := j.waiter(first, fg)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if w == nil {
+			return Verdict{Why: fmt.Sprintf("no task of the foreground process group %d waits for the terminal", fg)}, nil
+		}
+		// Rule 4.
+		if n, err := unix.IoctlGetInt(j.slave, unix.TIOCINQ); err != nil {
+			return Verdict{}, fmt.Errorf("quiesce: slave input queue: %w", err)
+		} else if n > 0 {
+			return Verdict{Why: fmt.Sprintf("%d bytes of input not yet read", n)}, nil
+		}
+		// The program's output reaches the master through the same kind of
+		// flip-buffer work: a poll of the master runs it, and a readable
+		// master means output the caller has not drained yet. (TIOCINQ
+		// alone misses output still in the work item: a shell that echoed,
+		// ran the command and waits again looked quiet with nothing drawn.)
+		pfd := []unix.PollFd{{Fd: int32(j.master), Events: unix.POLLIN}}
+		if n, err := unix.Poll(pfd, 0); err != nil && err != unix.EINTR {
+			return Verdict{}, fmt.Errorf("quiesce: poll master: %w", err)
+		} else if n > 0 && pfd[0].Revents&unix.POLLIN != 0 {
+			return Verdict{Why: "output not yet drained from the master"}, nil
+		}
+		// Rule 5.
+		second, err := j.pass()
+		if err != nil {
+			return Verdict{}, err
+		}
+		if !samePass(first, second) {
+			continue
+		}
+		// Rule 6.
+		why := fmt.Sprintf("task %d waits in %s", w.tid, w.call)
+		if w.timeout < 0 || w.timeout > short {
+			clear(j.shortWaits)
+			return Verdict{Quiet: true, Why: why}, nil
+		}
+		key := waitKey{w.tid, w.nr, w.timeout}
+		switches, seen := j.shortWaits[key]
+		j.shortWaits[key] = w.switches
+		if seen && switches != w.switches {
+			clear(j.shortWaits)
+			return Verdict{Quiet: true, Why: why + " again after it fired (periodic)"}, nil
+		}
+		return Verdict{Why: why + fmt.Sprintf(" with a %v timeout", w.timeout), RetryAfter: max(w.timeout, time.Millisecond)}, nil
+	}
+	return Verdict{Why: "tasks kept running between two passes"}, nil
+}
+
+func stateWord(t task) string {
+	switch {
+	case t.state == 'D':
+		return "in uninterruptible sleep"
+	default:
+		return "running"
+	}
+}
+
+// samePass: the same threads, each with the same context switches.
+func samePass(a, b []task) bool {
+	return slices.EqualFunc(a, b, func(x, y task) bool { return x.tid == y.tid && x.switches == y.switches })
+}
+
+// pass reads every thread of every listed process, sorted by tid. A
+// process or thread that exits meanwhile is left out (the second pass
+// then differs).
+func (j *Judge) pass() ([]task, error) {
+	pids, err := j.tasks()
+	if err != nil {
+		return nil, fmt.Errorf("quiesce: list tasks: %w", err)
+	}
+	var out []task
+	for _, pid := range pids {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			continue // gone
+		}
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			t, ok := readTask(pid, tid)
+			if ok {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b task) int { return a.tid - b.tid })
+	return out, nil
+}
+
+// readTask reads one thread's stat, status and syscall; ok false when it
+// is gone.
+func readTask(pid, tid int) (task, bool) {
+	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
+	t := task{pid: pid, tid: tid}
+	stat, err := os.ReadFile(dir + "stat")
+	if err != nil {
+		return t, false
+	}
+	// The command name may hold anything: the fields start after the
+	// last ')'. Fields from there: state, ppid, pgrp, session, tty_nr.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return t, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 5 || len(f[0]) != 1 {
+		return t, false
+	}
+	t.state = f[0][0]
+	t.pgrp, _ = strconv.Atoi(f[2])
+	ttyNr, _ := strconv.ParseUint(f[4], 10, 32)
+	t.tty = devNum{uint32(ttyNr>>8) & 0xfff, uint32(ttyNr&0xff) | uint32(ttyNr>>12)&0xfff00}
+	status, err := os.ReadFile(dir + "status")
+	if err != nil {
+		return t, false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			t.switches += n
+		}
+	}
+	sc, err := os.ReadFile(dir + "syscall")
+	if err != nil {
+		return t, false
+	}
+	t.syscall, t.running = parseSyscall(string(sc))
+	return t, true
+}
+
+// parseSyscall reads /proc/<tid>/syscall: "running", "-1 sp pc" (blocked
+// outside a call), or the number and six arguments (then sp and pc).
+func parseSyscall(s string) (call []uint64, running bool) {
+	s = strings.TrimSpace(s)
+	if s == "running" {
+		return nil, true
+	}
+	f := strings.Fields(s)
+	if len(f) < 7 || f[0] == "-1" {
+		return nil, false
+	}
+	call = make([]uint64, 7)
+	for i := range 7 {
+		base := 16 // the arguments are 0x-prefixed hex, the number decimal
+		if i == 0 {
+			base = 10
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(f[i], "0x"), base, 64)
+		if err != nil {
+			return nil, false
+		}
+		call[i] = v
+	}
+	return call, false
+}
+
+// wait is a task blocked on the terminal.
+type wait struct {
+	tid      int
+	nr       uint64
+	call     string
+	timeout  time.Duration // < 0: none
+	switches uint64
+}
+
+// waitKind is how a call's arguments name descriptors and a timeout.
+type waitKind int
+
+const (
+	waitRead waitKind = iota + 1
+	waitPoll
+	waitPpoll
+	waitSelect
+	waitPselect
+	waitEpoll
+	waitEpoll2
+)
+
+var waitNames = map[waitKind]string{
+	waitRead: "read", waitPoll: "poll", waitPpoll: "ppoll", waitSelect: "select",
+	waitPselect: "pselect6", waitEpoll: "epoll_wait", waitEpoll2: "epoll_pwait2",
+}
+
+// waiter finds a task of the foreground group fg blocked on the
+// terminal for input.
+func (j *Judge) waiter(tasks []task, fg int) (*wait, error) {
+	for _, t := range tasks {
+		if t.pgrp != fg || t.syscall == nil {
+			continue
+		}
+		kind, ok := waitCalls[t.syscall[0]]
+		if !ok {
+			continue
+		}
+		timeout, onTTY := j.waitsOnTTY(t, kind)
+		if onTTY {
+			return &wait{tid: t.tid, nr: t.syscall[0], call: waitNames[kind], timeout: timeout, switches: t.switches}, nil
+		}
+	}
+	return nil, nil
+}
+
+// waitsOnTTY reports whether t's call waits for input from the terminal,
+// and its timeout (< 0: none). Anything unreadable counts as "no".
+func (j *Judge) waitsOnTTY(t task, kind waitKind) (time.Duration, bool) {
+	a := t.syscall[1:]
+	switch kind {
+	case waitRead:
+		return j.readTimeout(), j.isTTY(t, int(int32(a[0])))
+	case waitPoll, waitPpoll:
+		n := min(a[1], maxPollFDs)
+		buf, err := readMem(t.pid, a[0], int(n)*8)
+		if err != nil {
+			return 0, false
+		}
+		found := false
+		for i := 0; i+8 <= len(buf); i += 8 {
+			fd := int32(binary.LittleEndian.Uint32(buf[i:]))
+			events := binary.LittleEndian.Uint16(buf[i+4:])
+			if fd >= 0 && events&(unix.POLLIN|pollRdNorm) != 0 && j.isTTY(t, int(fd)) {
+				found = true
+				break
+			}
+		}
+		if kind == waitPoll {
+			return msTimeout(a[2]), found
+		}
+		return timespecTimeout(t.pid, a[2]), found
+	case waitSelect, waitPselect:
+		nfds := min(a[0], maxSelectFD)
+		if a[1] == 0 || nfds == 0 {
+			return 0, false
+		}
+		set, err := readMem(t.pid, a[1], int((nfds+7)/8))
+		if err != nil {
+			return 0, false
+		}
+		found := false
+		for fd := 0; fd < int(nfds) && !found; fd++ {
+			if set[fd/8]&(1<<(fd%8)) != 0 && j.isTTY(t, fd) {
+				found = true
+			}
+		}
+		if kind == waitSelect {
+			return timevalTimeout(t.pid, a[4]), found
+		}
+		return timespecTimeout(t.pid, a[4]), found
+	case waitEpoll, waitEpoll2:
+		found := j.epollWatchesTTY(t, int(int32(a[0])))
+		if kind == waitEpoll {
+			return msTimeout(a[3]), found
+		}
+		return timespecTimeout(t.pid, a[3]), found
+	}
+	return 0, false
+}
+
+// readTimeout is a read's timeout on the terminal: none in canonical
+// mode or with VMIN > 0; VTIME tenths of a second with VMIN 0.
+func (j *Judge) readTimeout() time.Duration {
+	tio, err := unix.IoctlGetTermios(j.slave, unix.TCGETS)
+	if err != nil || tio.Lflag&unix.ICANON != 0 || tio.Cc[unix.VMIN] > 0 || tio.Cc[unix.VTIME] == 0 {
+		return -1
+	}
+	return time.Duration(tio.Cc[unix.VTIME]) * 100 * time.Millisecond
+}
+
+// isTTY reports whether descriptor fd of t is the terminal: the slave
+// itself, or /dev/tty while the slave is t's controlling terminal.
+func (j *Judge) isTTY(t task, fd int) bool {
+	if fd < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.pid, fd), &st); err != nil {
+		return false
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false
+	}
+	d := devOf(st.Rdev)
+	return d == j.slaveDev || (d == devTTY && t.tty == j.slaveDev)
+}
+
+// epollWatchesTTY reads the epoll instance's fdinfo: a "tfd:" line per
+// watched descriptor (its number in the registering process) with its
+// event mask.
+func (j *Judge) epollWatchesTTY(t task, epfd int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", t.pid, epfd))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
+			continue
+		}
+		fd, err1 := strconv.Atoi(f[1])
+		ev, err2 := strconv.ParseUint(f[3], 16, 32)
+		if err1 == nil && err2 == nil && ev&unix.EPOLLIN != 0 && j.isTTY(t, fd) {
+			return true
+		}
+	}
+	return false
+}
+
+// msTimeout is a millisecond timeout argument (an int: negative is none).
+func msTimeout(arg uint64) time.Duration {
+	ms := int32(uint32(arg))
+	if ms < 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// timespecTimeout reads a struct timespec argument (NULL: none).
+func timespecTimeout(pid int, addr uint64) time.Duration {
+	return pairTimeout(pid, addr, time.Nanosecond)
+}
+
+// timevalTimeout reads a struct timeval argument (NULL: none).
+func timevalTimeout(pid int, addr uint64) time.Duration {
+	return pairTimeout(pid, addr, time.Microsecond)
+}
+
+// pairTimeout reads {seconds, fraction} of two 64-bit words; unreadable
+// counts as none (the deadline is the backstop).
+func pairTimeout(pid int, addr uint64, unit time.Duration) time.Duration {
+	if addr == 0 {
+		return -1
+	}
+	b, err := readMem(pid, addr, 16)
+	if err != nil {
+		return -1
+	}
+	sec := int64(binary.LittleEndian.Uint64(b))
+	frac := int64(binary.LittleEndian.Uint64(b[8:]))
+	if sec < 0 || frac < 0 || sec > int64(time.Hour/time.Second) {
+		return -1
+	}
+	return time.Duration(sec)*time.Second + time.Duration(frac)*unit
+}
+
+// readMem reads n bytes at addr of pid's memory.
+func readMem(pid int, addr uint64, n int) ([]byte, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, int64(addr)); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}

@@ -1,0 +1,74 @@
+package quiesce
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// TasksInPIDNamespace lists the processes whose PID namespace is the one
+// with this inode (a sandbox's: it exists even where no cgroup can be
+// made), as seen in our /proc.
+func TasksInPIDNamespace(inode uint64) ([]int, error) {
+	return scanProc(func(pid int) bool {
+		var st unix.Stat_t
+		return unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid), &st) == nil && st.Ino == inode
+	})
+}
+
+// ProcessTree lists root and every process descended from it (by parent
+// links read now: a daemon that was reparented away is not found; in a
+// sandbox, use TasksInPIDNamespace).
+func ProcessTree(root int) ([]int, error) {
+	parents := map[int]int{}
+	pids, err := scanProc(func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			return false
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		parents[pid], _ = strconv.Atoi(f[1])
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, pid := range pids {
+		for p, hops := pid, 0; p > 0 && hops < 1<<16; p, hops = parents[p], hops+1 {
+			if p == root {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// scanProc lists the numeric entries of /proc that keep returns true for.
+func scanProc(keep func(pid int) bool) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !keep(pid) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out, nil
+}
