@@ -27,6 +27,7 @@ func newRootCmd() *cobra.Command {
 		newCompareCmd(),
 		newReceiptsCmd(),
 		newBatchCmd(),
+		newRenderCmd(),
 	)
 	return root
 }
