@@ -1,0 +1,36 @@
+package ptyinput_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/termverify/termverify-sandbox/ptyinput"
+)
+
+func ExampleEncodeKey() {
+	up := []string{"ArrowUp"}
+	normal, _ := ptyinput.EncodeKey(up, ptyinput.Modes{})
+	app, _ := ptyinput.EncodeKey(up, ptyinput.Modes{AppCursor: true}) // after smkx
+	_, err := ptyinput.EncodeKey([]string{"Control", "Enter"}, ptyinput.Modes{})
+	fmt.Printf("%q %q %v\n", normal, app, errors.Is(err, ptyinput.ErrUnencodable))
+	// Output:
+	// "\x1b[A" "\x1bOA" true
+}
+
+func ExampleEncodeText() {
+	m := ptyinput.Modes{BracketedPaste: true}
+	fmt.Printf("%q\n", ptyinput.EncodeText("echo hi", m))
+	fmt.Printf("%q\n", ptyinput.EncodeText("echo hi\n", m))
+	// Output:
+	// "echo hi"
+	// "\x1b[200~echo hi\r\x1b[201~"
+}
+
+func ExampleEncodeMouse() {
+	ev := ptyinput.MouseEvent{Action: "press", Button: "left", Column: 0, Row: 4}
+	b, _ := ptyinput.EncodeMouse(ev, ptyinput.Modes{Mouse: ptyinput.MouseNormal, MouseEncoding: ptyinput.MouseEncodingSGR})
+	_, err := ptyinput.EncodeMouse(ev, ptyinput.Modes{})
+	fmt.Printf("%q %v\n", b, errors.Is(err, ptyinput.ErrMouseNotEnabled))
+	// Output:
+	// "\x1b[<0;1;5M" true
+}

@@ -1,0 +1,124 @@
+package ptyinput_test
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/termverify/termverify-sandbox/ptyinput"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// modesOf spreads fuzzed bits over Modes, out-of-range enum values
+// included.
+func modesOf(bits uint16) ptyinput.Modes {
+	return ptyinput.Modes{
+		AppCursor:      bits&1 != 0,
+		AppKeypad:      bits&2 != 0,
+		BracketedPaste: bits&4 != 0,
+		FocusEvents:    bits&8 != 0,
+		Mouse:          ptyinput.MouseMode(bits >> 4 & 7),
+		MouseEncoding:  ptyinput.MouseEncoding(bits >> 7 & 7),
+	}
+}
+
+// FuzzEncodeKey: any chord (keys joined by LF) under any modes never
+// panics, errors exactly when transcript rejects the chord or the table
+// has no bytes for it, and otherwise returns bytes that start with ESC or
+// are one control or DEL byte.
+func FuzzEncodeKey(f *testing.F) {
+	for _, c := range allChords() {
+		f.Add(strings.Join(c, "\n"), uint16(0))
+		f.Add(strings.Join(c, "\n"), uint16(1))
+	}
+	f.Add("", uint16(0))
+	f.Add("Control\nControl\na", uint16(0))
+	f.Add("Shift\na", uint16(0xffff))
+	f.Fuzz(func(t *testing.T, joined string, bits uint16) {
+		chord := strings.Split(joined, "\n")
+		got, err := ptyinput.EncodeKey(chord, modesOf(bits))
+		if errors.Is(err, ptyinput.ErrInvalidChord) == transcript.ValidChord(chord) {
+			t.Fatalf("%q: ValidChord %v but %v", chord, transcript.ValidChord(chord), err)
+		}
+		if err != nil {
+			if got != nil || !errors.Is(err, ptyinput.ErrInvalidChord) && !errors.Is(err, ptyinput.ErrUnencodable) {
+				t.Fatalf("%q: %q, %v", chord, got, err)
+			}
+			return
+		}
+		if len(got) == 0 || len(got) > 1 && got[0] != 0x1b || len(got) == 1 && got[0] >= 0x20 && got[0] != 0x7f {
+			t.Fatalf("%q: bytes %q", chord, got)
+		}
+	})
+}
+
+// FuzzEncodeText: any text under any modes never panics; the output is
+// UTF-8 without LF; it is bracketed exactly when the program enabled
+// bracketed paste and the text holds a line break, and holds no paste
+// marker other than the brackets EncodeText added.
+func FuzzEncodeText(f *testing.F) {
+	for _, s := range []string{
+		"", "hello", "ls\n", "a\r\nb", "é漢😀\n", "\x1b:wq\n",
+		"a\x1b[201~b\n", "\x1b\x1b[201~", "\x1b[200~x", "\x1b[201", "a\xffb",
+		"\x1b[201~\x1b[200~\x1b\x1b[201~\n",
+	} {
+		f.Add(s, uint16(0))
+		f.Add(s, uint16(4))
+	}
+	f.Fuzz(func(t *testing.T, text string, bits uint16) {
+		m := modesOf(bits)
+		out := string(ptyinput.EncodeText(text, m))
+		if !utf8.ValidString(out) || strings.Contains(out, "\n") {
+			t.Fatalf("%q: output %q is not UTF-8 without LF", text, out)
+		}
+		body := out
+		if m.BracketedPaste && strings.ContainsAny(text, "\n\r") {
+			var ok, ok2 bool
+			body, ok = strings.CutPrefix(body, ptyinput.PasteStart)
+			body, ok2 = strings.CutSuffix(body, ptyinput.PasteEnd)
+			if !ok || !ok2 {
+				t.Fatalf("%q: not bracketed: %q", text, out)
+			}
+		}
+		if strings.Contains(body, ptyinput.PasteStart) || strings.Contains(body, ptyinput.PasteEnd) {
+			t.Fatalf("%q: paste marker in the body: %q", text, out)
+		}
+		// Nothing but the documented changes: without ESC and invalid
+		// bytes, the body is the text with LF as CR.
+		if utf8.ValidString(text) && !strings.Contains(text, "\x1b") {
+			if want := strings.ReplaceAll(text, "\n", "\r"); body != want {
+				t.Fatalf("%q: body %q, want %q", text, body, want)
+			}
+		}
+		if len(body) > 3*len(text) {
+			t.Fatalf("%q: body of %d bytes", text, len(body))
+		}
+	})
+}
+
+var sgrReports = regexp.MustCompile(`^(\x1b\[<(0|1|2|3[2-5]|6[45]);[1-9][0-9]*;[1-9][0-9]*[Mm])+$`)
+
+// FuzzEncodeMouse: any event under any modes never panics, and either
+// errors with one of the two sentinels or returns well-formed SGR reports.
+func FuzzEncodeMouse(f *testing.F) {
+	f.Add("press", int64(0), int64(0), "left", int64(0), "", uint16(2<<4|2<<7))
+	f.Add("move", int64(5), int64(5), "", int64(0), "right", uint16(3<<4|2<<7))
+	f.Add("scroll", int64(1), int64(2), "", int64(-3), "", uint16(4<<4|2<<7))
+	f.Add("release", int64(-1), int64(0), "middle", int64(0), "", uint16(0))
+	f.Fuzz(func(t *testing.T, action string, col, row int64, button string, delta int64, held string, bits uint16) {
+		ev := ptyinput.MouseEvent{Action: action, Column: col, Row: row, Button: button, Delta: delta, Held: held}
+		got, err := ptyinput.EncodeMouse(ev, modesOf(bits))
+		if err != nil {
+			if got != nil || errors.Is(err, ptyinput.ErrInvalidMouse) == errors.Is(err, ptyinput.ErrMouseNotEnabled) {
+				t.Fatalf("%+v: %q, %v", ev, got, err)
+			}
+			return
+		}
+		if !sgrReports.Match(got) || bytes.Count(got, []byte{0x1b}) > ptyinput.MaxScrollDelta {
+			t.Fatalf("%+v: %q", ev, got)
+		}
+	})
+}
