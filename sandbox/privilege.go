@@ -40,19 +40,6 @@ func ownCapEff() (uint64, error) {
 	return eff, nil
 }
 
-func hasCaps(caps ...uint) bool {
-	eff, err := ownCapEff()
-	if err != nil {
-		return false
-	}
-	for _, c := range caps {
-		if eff&(1<<c) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // rootfulCaps are the capabilities the privileged path needs in the
 // initial user namespace, each for a step that fails without it:
 // CAP_SYS_ADMIN for the namespaces and mounts, CAP_NET_ADMIN to bring up

@@ -64,7 +64,10 @@ func probeText(res supervisor.ProbeReport) string {
 	b = fmt.Appendf(b, "network allow-list: %s (%s%s)\n", tierWord(res.AllowList.Tier), esc(res.AllowList.Reason), fixTail(res.AllowList.Fix))
 	mode := "root"
 	if res.Rootless {
-		mode = "rootless: " + esc(res.RootlessReason)
+		mode = "rootless"
+		if res.RootlessReason != "" {
+			mode += ": " + esc(res.RootlessReason)
+		}
 	}
 	b = fmt.Appendf(b, "mechanisms (%s):\n", mode)
 	for _, m := range res.Mechanisms {

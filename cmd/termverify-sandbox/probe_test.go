@@ -62,7 +62,7 @@ func TestProbe(t *testing.T) {
 // constraint short of os carry their fix on the same line, escaped.
 func TestProbeText(t *testing.T) {
 	res := supervisor.ProbeReport{
-		Rootless: true,
+		Rootless: true, RootlessReason: "root without CAP_NET_ADMIN",
 		Constraints: []supervisor.ConstraintProbe{
 			{Constraint: receipts.Seed, Tier: receipts.Delivered, Reason: "spawn-env"},
 			{Constraint: receipts.Filesystem, Tier: receipts.Delivered, Reason: "mount namespace + pivot_root: mount-namespace EPERM", Fix: "run the container with --privileged"},
@@ -79,7 +79,7 @@ func TestProbeText(t *testing.T) {
 filesystem: delivered (mount namespace + pivot_root: mount-namespace EPERM; fix: run the container with --privileged)
 network: os (new network namespace: ok)
 network allow-list: unsupported (forwarder: EPERM; fix: use --network deny)
-mechanisms (rootless):
+mechanisms (rootless: root without CAP_NET_ADMIN):
   mount-namespace        no  EPERM; fix: run the container with --privileged` + termsafe.String("\x1b[2J") + `
   pid-namespace          ok  ok
   cgroup-pids            no  rootless-not-delegated
