@@ -20,8 +20,10 @@
 // amd64), to mount the caller's directories as the container root, to
 // deliver an allow-list without a network namespace. It never prints, exits
 // or panics, except LibcontainerInit, which is a process of its own.
-// Binaries (and test binaries) that start sandboxes must dispatch InitArg
-// before anything else and should lock the main goroutine to the main
-// thread; the PID-1 reaper (internal/reaper, C) needs no dispatch: it runs
-// from an ELF constructor before the Go runtime. See docs/SANDBOX.md.
+// Linking the package dispatches libcontainer's setup process (InitArg)
+// from its own init, before any package that does not lie below it is
+// initialized; binaries that start sandboxes should lock the main
+// goroutine to the main thread. The PID-1 reaper (internal/reaper, C)
+// needs no dispatch either: it runs from an ELF constructor before the Go
+// runtime. See docs/SANDBOX.md.
 package sandbox

@@ -229,13 +229,22 @@ func Sweep(stateDir string) (SweepReport, error) {
 		return rep, fmt.Errorf("sweep %s: %w", stateDir, err)
 	}
 	var errs []error
+	claims := false
 	for _, e := range entries {
+		if e.Name() == uidsDir {
+			claims = true
+		}
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), "tvs-") {
 			continue
 		}
 		dir := filepath.Join(stateDir, e.Name())
 		if ownerAlive(dir) {
 			rep.Skipped = append(rep.Skipped, e.Name())
+			continue
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			// Its live owner's Destroy removed it after the listing and
+			// took the record with it: nothing was left, nothing swept.
 			continue
 		}
 		if err := sweepOne(dir, e.Name()); err != nil {
@@ -246,9 +255,14 @@ func Sweep(stateDir string) (SweepReport, error) {
 	}
 	// After the entries: a dead entry's processes are killed and the
 	// entry removed before its per-sandbox id is free again; an entry
-	// that could not be swept keeps its claim.
-	if err := sweepClaims(stateDir); err != nil {
-		errs = append(errs, err)
+	// that could not be swept keeps its claim. Without a claims directory
+	// there is nothing to free, and the exclusive lock sweepClaims takes
+	// (every exec and run sweeps at start; concurrent scratch starts claim
+	// under the shared one) is not taken for nothing.
+	if claims {
+		if err := sweepClaims(stateDir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return rep, errors.Join(errs...)
 }
