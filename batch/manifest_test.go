@@ -156,3 +156,17 @@ func TestShards(t *testing.T) {
 		}
 	}
 }
+
+// TestValidName: the name rule, at its edges.
+func TestValidName(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	for name, want := range map[string]bool{
+		"a": true, "A0": true, "run-1.ok_2": true, "0": true, long: true,
+		"": false, long + "a": false, ".hidden": false, "-x": false, "_x": false,
+		"a/b": false, "../x": false, "a b": false, "é": false, "a\x00": false,
+	} {
+		if got := validName(name); got != want {
+			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
