@@ -12,7 +12,7 @@ import (
 // benchData returns the transcript named by $TRANSCRIPT_BENCH_FILE
 // (scripts/bench-codec.sh generates a realistic ~30 MiB one), or a
 // smaller one built here so that the benchmark also runs on its own.
-func benchData(b *testing.B) []byte {
+func benchData(b testing.TB) []byte {
 	b.Helper()
 	if name := os.Getenv("TRANSCRIPT_BENCH_FILE"); name != "" {
 		data, err := os.ReadFile(name)

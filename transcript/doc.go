@@ -9,6 +9,13 @@
 // legacy delivery without channel is read as channel spawn-env), and it
 // never panics on any input.
 //
+// ValidateReader (and Validate) reach Parse's verdict, the same *Error
+// included, without keeping the input or any record's tree: they check
+// lines on all CPUs as they are read, with the same checks, and feed the
+// passes that need the records in order a summary of each record, so
+// their memory does not grow with the transcript. They build no
+// Transcript.
+//
 // Writer records a run record by record for the supervisor. It emits only
 // RFC 8785-canonical lines, assigns seq and record ids, stamps at_ms from
 // the manual clock, and runs the same validator as Parse before each write:

@@ -16,19 +16,8 @@ import (
 // same bytes (or, for the compat rule, to bytes Parse accepts as well).
 // Seeded from the table cases and the upstream corpus.
 func FuzzParse(f *testing.F) {
-	f.Add(build(f, body(textAt(100), obsAt(100, ""), finished(0))))
-	f.Add(build(f, []rec{startedRec(), failed()}))
-	f.Add(build(f, withPayload("seed", `{"constraint":"seed","status":"applied","effective":"7","tier":"delivered","delivery":{"env":{"A":"7"}}}`)))
-	f.Add(build(f, body(rec{KindInputKey, `{"at_ms":100,"keys":["Control","c"]}`}, obsAt(100, `,"process":{"state":"exited","exit":{"kind":"code","value":0}}`), finished(0))))
-	f.Add([]byte(`{"a":"\ud800"}` + "\n"))
-	f.Add([]byte(`{"a":1e+21,"b":[1.5,-0,"\u001f"]}` + "\n"))
-	if dir, err := corpusDir(f); err == nil {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, name := range files {
-			if data, err := os.ReadFile(name); err == nil && len(data) < 64<<10 {
-				f.Add(data)
-			}
-		}
+	for _, seed := range parseSeeds(f) {
+		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Parse(data)

@@ -223,7 +223,9 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tc.data())
+			data := tc.data()
+			tr, err := Parse(data)
+			sameAsStream(t, data, tr, err)
 			if got := ruleOf(t, err); got != tc.want {
 				t.Fatalf("rule %q, want %q (%.300v)", got, tc.want, err)
 			}

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -131,9 +130,11 @@ func Read(r io.Reader) (*Transcript, error) {
 	return Parse(buf.Bytes())
 }
 
-// Validate reports the first violation in data, or nil.
+// Validate reports the first violation in data, or nil: what Parse
+// would report, found by ValidateReader's streaming checker, which builds
+// no transcript.
 func Validate(data []byte) error {
-	_, err := Parse(data)
+	_, err := ValidateReader(bytes.NewReader(data))
 	return err
 }
 
@@ -169,23 +170,18 @@ func Parse(data []byte) (t *Transcript, err error) {
 // frame applies steps 1–4: total size, framing, record count, then line
 // size and lexical depth of every line, all before any JSON is decoded.
 func frame(data []byte) ([][]byte, *Error) {
-	if len(data) > canon.MaxTranscriptBytes {
-		return nil, fileErr(RuleTranscriptBytes, detail("%d bytes exceed %d", len(data), canon.MaxTranscriptBytes))
+	f := framing{size: len(data)}
+	if f.size <= canon.MaxTranscriptBytes {
+		f.bom = bytes.HasPrefix(data, []byte(bom))
+		f.cr = bytes.IndexByte(data, '\r') >= 0
+		f.finalLF = len(data) > 0 && data[len(data)-1] == '\n'
+		f.empty = len(data) > 0 && data[0] == '\n' || bytes.Contains(data, []byte("\n\n"))
+		f.lines = bytes.Count(data, []byte{'\n'})
 	}
-	switch {
-	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
-		return nil, fileErr(RuleBOM, errors.New("a byte-order mark is not allowed"))
-	case bytes.IndexByte(data, '\r') >= 0:
-		return nil, fileErr(RuleCR, errors.New("CR is not allowed; lines end with exactly one LF"))
-	case len(data) == 0 || data[len(data)-1] != '\n':
-		return nil, fileErr(RuleFinalLF, errors.New("the transcript must end with LF"))
-	case data[0] == '\n' || bytes.Contains(data, []byte("\n\n")):
-		return nil, fileErr(RuleEmptyLine, errors.New("empty lines are not allowed"))
+	if err := f.err(); err != nil {
+		return nil, err
 	}
-	n := bytes.Count(data, []byte{'\n'})
-	if n > canon.MaxRecords {
-		return nil, fileErr(RuleRecords, detail("%d records exceed %d", n, canon.MaxRecords))
-	}
+	n := f.lines
 	lines := make([][]byte, 0, n)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -204,10 +200,10 @@ func frame(data []byte) ([][]byte, *Error) {
 	})
 	for i, l := range lines {
 		if len(l) > canon.MaxLineBytes {
-			return nil, lineErr(i, canon.RuleLineBytes, detail("%d bytes exceed %d", len(l), canon.MaxLineBytes))
+			return nil, lineBytesErr(i, len(l))
 		}
 		if deep[i] {
-			return nil, lineErr(i, canon.RuleDepth, detail("nesting deeper than %d", canon.MaxDepth))
+			return nil, depthErr(i)
 		}
 	}
 	return lines, nil
@@ -267,7 +263,7 @@ func decodeAll(lines [][]byte) ([]Record, *Error) {
 	}
 	for i, ok := range canonical {
 		if !ok {
-			return nil, lineErr(i, RuleCanonical, errors.New("the line is not byte-identical to its RFC 8785 canonical form"))
+			return nil, canonicalErr(i)
 		}
 	}
 	return recs, nil
@@ -275,39 +271,19 @@ func decodeAll(lines [][]byte) ([]Record, *Error) {
 
 // normalize is step 7: the compat rule (a legacy delivery without channel
 // becomes channel spawn-env), then sizes and budgets re-checked for the
-// rewritten records.
+// rewritten records, the transcript's total last.
 func normalize(t *Transcript, lines [][]byte, total int) *Error {
 	for i := range t.Records {
-		rec := &t.Records[i].Value
-		if k, _ := str(get(rec, "kind")); k != KindCapability {
-			continue
-		}
-		p := get(rec, "payload")
-		if p == nil || p.Kind != canon.Object {
-			continue
-		}
-		d := get(p, "delivery")
-		if d == nil || d.Kind != canon.Object {
-			continue
-		}
-		if _, ok := d.Get("channel"); ok {
-			continue
-		}
-		d.Members = append([]canon.Member{canon.M("channel", canon.StringValue(string(receipts.SpawnEnv)))}, d.Members...)
-		t.Normalized = append(t.Normalized, i)
-		line, err := canon.Marshal(rec)
+		grew, err := compat(i, &t.Records[i].Value, len(lines[i]))
 		if err != nil {
-			return canonErr(i, err)
+			return err
 		}
-		total += len(line) - len(lines[i])
-		if len(line) > canon.MaxLineBytes {
-			return lineErr(i, canon.RuleLineBytes, detail("after the compat rule, %d bytes exceed %d", len(line), canon.MaxLineBytes))
+		if grew == 0 {
+			continue
 		}
-		if err := canon.Measure(rec).Check(); err != nil {
-			return canonErr(i, err)
-		}
-		if total > canon.MaxTranscriptBytes {
-			return fileErr(RuleTranscriptBytes, detail("after the compat rule, %d bytes exceed %d", total, canon.MaxTranscriptBytes))
+		t.Normalized = append(t.Normalized, i)
+		if total += grew; total > canon.MaxTranscriptBytes {
+			return compatTotalErr(total)
 		}
 	}
 	return nil
@@ -332,9 +308,9 @@ func (t *Transcript) semantic(lines [][]byte) *Error {
 		}
 		t.Records[i].ID, t.Records[i].Kind = fields[i].id, fields[i].kind
 	}
-	var p placement
+	p := placement{ids: make(map[string]struct{}, len(fields))}
 	for i := range fields {
-		if err := p.check(i, len(fields), &fields[i]); err != nil {
+		if err := p.check(i, i == len(fields)-1, &fields[i]); err != nil {
 			return err
 		}
 	}

@@ -208,6 +208,7 @@ func TestSemanticRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data := build(t, tc.rs)
 			tr, err := Parse(data)
+			sameAsStream(t, data, tr, err)
 			if got := ruleOf(t, err); got != tc.want {
 				t.Fatalf("rule %q, want %q (%v)", got, tc.want, err)
 			}
@@ -261,7 +262,8 @@ func TestFramingRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tc.data)
+			tr, err := Parse(tc.data)
+			sameAsStream(t, tc.data, tr, err)
 			if got := ruleOf(t, err); got != tc.want {
 				t.Fatalf("rule %q, want %q (%v)", got, tc.want, err)
 			}

@@ -15,6 +15,13 @@ import (
 // state machine fed one record at a time. Parse runs the first two over the
 // whole file, then feeds every record; the Writer feeds each record before
 // it writes it, so what the Writer emits passes Parse by construction.
+//
+// feed is two halves: summarize runs every check that looks at the record
+// alone and keeps what the state machine compares (facts); step applies
+// the facts in feed's order against what the earlier records left. The
+// streaming checker (ValidateReader) summarizes each record while its tree
+// exists, on any CPU, and steps the facts later in record order: the same
+// rules, with no tree kept.
 
 // payloadMembers is the closed member set of each kind's payload (x-
 // members aside), space-separated; ok is false for a kind v1 does not
@@ -152,12 +159,26 @@ func checkEnvelope(i int, rec *canon.Value) (envelopeFields, *Error) {
 	if !known {
 		return bad(RuleKind, "kind %s is not defined by v1", canon.Quote(kind))
 	}
-	f.kind = kind
+	f.kind = internKind(kind)
 	f.payload = get(rec, "payload")
 	if err := checkPayloadMembers(kind, names, f.payload); err != nil {
 		return bad(RulePayloadMembers, "%s payload %v", kind, err)
 	}
 	return f, nil
+}
+
+// internKind returns the package's own copy of a v1 kind name, so that an
+// *Error or a record naming it refers to no input memory (the streaming
+// checker reuses that memory for the next line); any other name as is.
+func internKind(kind string) string {
+	for _, k := range [...]string{KindObservation, KindInputText, KindDiagnostic, KindInputKey,
+		KindInputClock, KindInputResize, KindInputMouse, KindInputClipboard, KindInputStop,
+		KindCapability, KindRunStarted, KindRunFinished, KindRunFailed, KindRunUnsupported} {
+		if kind == k {
+			return k
+		}
+	}
+	return kind
 }
 
 func checkPayloadMembers(kind string, names string, p *canon.Value) error {
@@ -173,19 +194,24 @@ func checkPayloadMembers(kind string, names string, p *canon.Value) error {
 }
 
 // placement is the "placement and ids" pass: run_id the same everywhere,
-// ids unique, run.started first and once, one terminal record, last.
+// ids unique, run.started first and once, one terminal record, last. It
+// keeps the first run_id and every id it is given: the caller passes
+// strings that stay unchanged (the streaming checker passes copies).
 type placement struct {
 	runID string
-	ids   map[string]struct{}
+	ids   map[string]struct{} // made on first use when nil
 }
 
-func (p *placement) check(i, n int, f *envelopeFields) *Error {
+// check places record i; last says whether it is the transcript's last.
+func (p *placement) check(i int, last bool, f *envelopeFields) *Error {
 	bad := func(rule, format string, args ...any) *Error {
 		return &Error{Record: i, Line: i + 1, Kind: f.kind, Rule: rule, Err: detail(format, args...)}
 	}
+	if p.ids == nil {
+		p.ids = make(map[string]struct{})
+	}
 	if i == 0 {
 		p.runID = f.runID
-		p.ids = make(map[string]struct{}, n)
 	} else if f.runID != p.runID {
 		return bad(RuleRunID, "run_id %s differs from the first record's", canon.Quote(f.runID))
 	}
@@ -198,9 +224,9 @@ func (p *placement) check(i, n int, f *envelopeFields) *Error {
 		return bad(RuleStartedFirst, "the first record must be run.started")
 	case i > 0 && f.kind == KindRunStarted:
 		return bad(RuleStartedOnce, "run.started may appear only once")
-	case isTerminal(f.kind) && i != n-1:
+	case isTerminal(f.kind) && !last:
 		return bad(RuleTerminalLast, "the terminal record must be the last record")
-	case !isTerminal(f.kind) && i == n-1:
+	case !isTerminal(f.kind) && last:
 		return bad(RuleTerminalLast, "the transcript must end with exactly one terminal record")
 	}
 	return nil
@@ -210,8 +236,10 @@ func (p *placement) check(i, n int, f *envelopeFields) *Error {
 // placement: run.started, terminal record, negotiation, epochs, inputs,
 // diagnostics, observations, evidence times. It is a plain value: the
 // Writer copies it, feeds the copy, and keeps the copy only on success.
+// It keeps no memory of the records it was fed (config and exit are
+// copies), so their trees may be dropped or reused once fed.
 type validator struct {
-	config  *canon.Value // run.started.payload.config as recorded
+	config  *canon.Value // run.started.payload.config as recorded (a copy)
 	initial int64        // clock.initial_ms
 	now     int64        // manual time
 	caps    int          // capability results so far
@@ -225,28 +253,133 @@ type validator struct {
 	exit    Exit // ... with this exit
 }
 
+// feed checks record i, of the given kind and payload, against the
+// records fed before it.
 func (v *validator) feed(i int, kind string, p *canon.Value) *Error {
+	f := summarize(kind, p)
+	return v.step(i, &f)
+}
+
+// check is the outcome of one of a record's own checks: the rule and
+// cause feed reports if it gets that far, or a nil err.
+type check struct {
+	rule string
+	err  error
+}
+
+// facts is what the validator needs of one record: the outcome of every
+// check that looks at the record alone, and the values the state machine
+// compares. It refers to no memory of the record's tree (strings and
+// values it keeps are copies).
+type facts struct {
+	kind  string
+	shape check // the record's own payload checks (see summarize)
+
+	config  *canon.Value // run.started: a copy of config
+	initial int64        // run.started: clock.initial_ms
+
+	capability capFacts // capability.result
+
+	constraint string // run.unsupported: the constraint it names
+	exit       Exit   // run.finished: the final exit; observation: the process exit, if exited
+	exited     bool   // observation: the process exited
+	at         int64  // input, diagnostic, observation: at_ms
+	atOK       bool   // input: at_ms is a non-negative integer
+	delta      int64  // input.clock_advanced: delta_ms
+}
+
+// capFacts is what a capability.result says, checked on its own. Which
+// constraint it must be for is the state's (the results come in order):
+// the checks that depend on it assume the named one, which step uses only
+// once it has confirmed that the named one is the next.
+type capFacts struct {
+	members     check // status, then the member set for that status
+	name        string
+	unsupported bool
+	reasonOK    bool         // unsupported: reason is a string
+	tier        check        // applied: tier in the vocabulary
+	timezone    check        // applied timezone: effective is "UTC"
+	effective   *canon.Value // applied: a copy
+	delivery    check        // applied: delivery present exactly when delivered, and well formed
+}
+
+// summarize runs the checks of record p (of a known kind) that do not
+// depend on the records before it, in the order feed reports them, and
+// keeps what step compares.
+func summarize(kind string, p *canon.Value) facts {
+	f := facts{kind: kind}
+	switch {
+	case kind == KindRunStarted:
+		var c config.Config
+		if c, f.shape.rule, f.shape.err = checkStarted(p); f.shape.err == nil {
+			f.config, f.initial = cloneValue(get(p, "config")), c.Clock.InitialMS
+		}
+	case kind == KindCapability:
+		f.capability = summarizeCapability(p)
+	case isTerminal(kind):
+		f.shape.rule, f.shape.err = checkTerminalPayload(kind, p)
+		if f.shape.err != nil {
+			break
+		}
+		switch kind {
+		case KindRunUnsupported:
+			c, _ := str(get(p, "constraint"))
+			f.constraint = strings.Clone(c)
+		case KindRunFinished:
+			f.exit, _ = parseExit(get(p, "exit"))
+			f.exit.Signal = strings.Clone(f.exit.Signal)
+		}
+	case isInput(kind):
+		f.at, f.atOK = nonNegInt(get(p, "at_ms"))
+		f.shape.rule, f.shape.err = checkInputPayload(kind, p)
+		if kind == KindInputClock {
+			f.delta, _ = posInt(get(p, "delta_ms"))
+		}
+	case kind == KindDiagnostic:
+		if err := checkDiagnostic(p); err != nil {
+			f.shape = check{RuleDiagnostic, err}
+			break
+		}
+		f.at, _ = get(p, "at_ms").Int()
+	case kind == KindObservation:
+		rule, proc, err := checkObservation(p)
+		if err != nil {
+			f.shape = check{rule, err}
+			break
+		}
+		f.at, _ = get(p, "at_ms").Int()
+		if proc != nil && proc.Exited {
+			f.exited, f.exit = true, proc.Exit
+			f.exit.Signal = strings.Clone(f.exit.Signal)
+		}
+	}
+	return f
+}
+
+// step applies the facts of record i against the records before it.
+func (v *validator) step(i int, f *facts) *Error {
+	kind := f.kind
 	bad := func(rule string, cause error) *Error {
 		return &Error{Record: i, Line: i + 1, Kind: kind, Rule: rule, Err: cause}
 	}
 	switch {
 	case kind == KindRunStarted:
-		rule, err := v.started(p)
-		if err != nil {
-			return bad(rule, err)
+		if f.shape.err != nil {
+			return bad(f.shape.rule, f.shape.err)
 		}
+		v.config, v.initial, v.now = f.config, f.initial, f.initial
 		return nil
 	case kind == KindCapability:
-		rule, err := v.capability(p)
+		rule, err := v.capability(&f.capability)
 		if err != nil {
 			return bad(rule, err)
 		}
 		return nil
 	case isTerminal(kind):
-		if rule, err := checkTerminalPayload(kind, p); err != nil {
-			return bad(rule, err)
+		if f.shape.err != nil {
+			return bad(f.shape.rule, f.shape.err)
 		}
-		return v.terminal(i, kind, p)
+		return v.terminal(i, f)
 	}
 	// A body record: input, observation or diagnostic.
 	switch {
@@ -265,52 +398,78 @@ func (v *validator) feed(i int, kind string, p *canon.Value) *Error {
 	}
 	switch {
 	case isInput(kind):
-		if rule, err := v.input(kind, p); err != nil {
+		if rule, err := v.input(f); err != nil {
 			return bad(rule, err)
 		}
 	case kind == KindDiagnostic:
-		if err := checkDiagnostic(p); err != nil {
-			return bad(RuleDiagnostic, err)
+		if f.shape.err != nil {
+			return bad(f.shape.rule, f.shape.err)
 		}
 	case kind == KindObservation:
-		rule, proc, err := checkObservation(p)
-		if err != nil {
-			return bad(rule, err)
+		if f.shape.err != nil {
+			return bad(f.shape.rule, f.shape.err)
 		}
-		if proc != nil && proc.Exited {
-			v.exited, v.exitSeq, v.exit = true, i, proc.Exit
+		if f.exited {
+			v.exited, v.exitSeq, v.exit = true, i, f.exit
 		}
 	}
 	// Evidence times: diagnostics and observations carry the current time.
 	if kind == KindDiagnostic || kind == KindObservation {
-		if n, _ := get(p, "at_ms").Int(); n != v.now {
-			return bad(RuleEvidenceTime, detail("at_ms %d does not match the manual clock %d", n, v.now))
+		if f.at != v.now {
+			return bad(RuleEvidenceTime, detail("at_ms %d does not match the manual clock %d", f.at, v.now))
 		}
 	}
 	return nil
 }
 
-// started checks run.started: members, config, subject.
-func (v *validator) started(p *canon.Value) (string, error) {
+// cloneValue returns a deep copy of v that shares no memory with it
+// (nil for nil).
+func cloneValue(v *canon.Value) *canon.Value {
+	if v == nil {
+		return nil
+	}
+	out := new(canon.Value)
+	copyValue(out, v)
+	return out
+}
+
+func copyValue(dst, src *canon.Value) {
+	*dst = canon.Value{Kind: src.Kind, Bool: src.Bool, Str: strings.Clone(src.Str)}
+	if src.Items != nil {
+		dst.Items = make([]canon.Value, len(src.Items))
+		for i := range src.Items {
+			copyValue(&dst.Items[i], &src.Items[i])
+		}
+	}
+	if src.Members != nil {
+		dst.Members = make([]canon.Member, len(src.Members))
+		for i := range src.Members {
+			dst.Members[i].Key = strings.Clone(src.Members[i].Key)
+			copyValue(&dst.Members[i].Value, &src.Members[i].Value)
+		}
+	}
+}
+
+// checkStarted checks run.started: members, config, subject.
+func checkStarted(p *canon.Value) (config.Config, string, error) {
 	cfg, ok := p.Get("config")
 	if !ok {
-		return RuleStartedMembers, errors.New("run.started needs config")
+		return config.Config{}, RuleStartedMembers, errors.New("run.started needs config")
 	}
 	if _, ok := p.Get("subject"); !ok {
-		return RuleSubject, errors.New("run.started needs subject")
+		return config.Config{}, RuleSubject, errors.New("run.started needs subject")
 	}
 	c, err := config.Decode(cfg)
 	if err != nil {
 		if ce, ok := errors.AsType[*config.Error](err); ok {
-			return ce.Rule, err
+			return c, ce.Rule, err
 		}
-		return config.RuleType, err
+		return c, config.RuleType, err
 	}
 	if err := checkSubject(get(p, "subject")); err != nil {
-		return RuleSubject, err
+		return c, RuleSubject, err
 	}
-	v.config, v.initial, v.now = cfg, c.Clock.InitialMS, c.Clock.InitialMS
-	return "", nil
+	return c, "", nil
 }
 
 func checkSubject(s *canon.Value) error {
@@ -328,70 +487,96 @@ func checkSubject(s *canon.Value) error {
 	return nil
 }
 
-// capability checks one capability.result (the negotiation pass).
-func (v *validator) capability(p *canon.Value) (string, error) {
-	switch {
-	case v.body:
-		return RuleCapOrder, errors.New("capability results must come before the body")
-	case v.pending != "":
-		return RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending)
-	}
+// summarizeCapability checks one capability.result on its own.
+func summarizeCapability(p *canon.Value) capFacts {
+	var f capFacts
 	status, _ := str(get(p, "status"))
 	var err error
 	switch receipts.Status(status) {
 	case receipts.Applied:
 		err = closed(p, []string{"constraint", "status", "effective", "tier"}, []string{"delivery"})
 	case receipts.Unsupported:
+		f.unsupported = true
 		err = closed(p, []string{"constraint", "status", "reason"}, nil)
 	default:
-		return RuleCapStatus, errors.New("status must be \"applied\" or \"unsupported\"")
+		f.members = check{RuleCapStatus, errors.New("status must be \"applied\" or \"unsupported\"")}
+		return f
 	}
 	if err != nil {
-		return RuleCapMembers, detail("%s capability result %v", status, err)
+		f.members = check{RuleCapMembers, detail("%s capability result %v", status, err)}
+		return f
+	}
+	name, _ := str(get(p, "constraint"))
+	f.name = strings.Clone(name)
+	if f.unsupported {
+		_, f.reasonOK = str(get(p, "reason"))
+		return f
+	}
+	c := receipts.Constraint(name) // the next one, if step gets that far
+	tier, _ := str(get(p, "tier"))
+	switch receipts.Tier(tier) {
+	case receipts.OS, receipts.Constructive, receipts.Delivered:
+	default:
+		f.tier = check{RuleCapTier, detail("tier %s is not in the v1 enforcement-tier vocabulary", canon.Quote(tier))}
+	}
+	eff := get(p, "effective")
+	if c == receipts.Timezone {
+		if s, ok := str(eff); !ok || s != "UTC" {
+			f.timezone = check{RuleCapTimezone, errors.New("only the literal \"UTC\" can be applied as timezone; named zones are unavailable in v1")}
+		}
+	}
+	f.effective = cloneValue(eff)
+	d, hasDelivery := p.Get("delivery")
+	switch {
+	case tier == string(receipts.Delivered) && !hasDelivery:
+		f.delivery = check{RuleCapDelivery, errors.New("a delivered-tier result requires a delivery object")}
+	case tier != string(receipts.Delivered) && hasDelivery:
+		f.delivery = check{RuleCapDelivery, errors.New("only a delivered-tier result may carry a delivery")}
+	case hasDelivery:
+		if err := checkDelivery(c, d); err != nil {
+			f.delivery = check{RuleCapDelivery, err}
+		}
+	}
+	return f
+}
+
+// capability places one capability.result (the negotiation pass).
+func (v *validator) capability(f *capFacts) (string, error) {
+	switch {
+	case v.body:
+		return RuleCapOrder, errors.New("capability results must come before the body")
+	case v.pending != "":
+		return RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending)
+	case f.members.err != nil:
+		return f.members.rule, f.members.err
 	}
 	all := receipts.Constraints()
-	name, _ := str(get(p, "constraint"))
-	if v.caps >= len(all) || name != string(all[v.caps]) {
+	if v.caps >= len(all) || f.name != string(all[v.caps]) {
 		want := "none"
 		if v.caps < len(all) {
 			want = string(all[v.caps])
 		}
-		return RuleCapOrder, detail("capability result for %s is out of order (next: %s)", canon.Quote(name), want)
+		return RuleCapOrder, detail("capability result for %s is out of order (next: %s)", canon.Quote(f.name), want)
 	}
 	c := all[v.caps]
-	if status == string(receipts.Unsupported) {
-		if _, ok := str(get(p, "reason")); !ok {
+	if f.unsupported {
+		if !f.reasonOK {
 			return RuleCapMembers, errors.New("unsupported capability result reason must be a string")
 		}
 		v.pending = c
 		v.caps++
 		return "", nil
 	}
-	tier, _ := str(get(p, "tier"))
-	switch receipts.Tier(tier) {
-	case receipts.OS, receipts.Constructive, receipts.Delivered:
-	default:
-		return RuleCapTier, detail("tier %s is not in the v1 enforcement-tier vocabulary", canon.Quote(tier))
-	}
-	eff := get(p, "effective")
-	if c == receipts.Timezone {
-		if s, ok := str(eff); !ok || s != "UTC" {
-			return RuleCapTimezone, errors.New("only the literal \"UTC\" can be applied as timezone; named zones are unavailable in v1")
+	for _, ch := range [...]check{f.tier, f.timezone} {
+		if ch.err != nil {
+			return ch.rule, ch.err
 		}
 	}
-	if !canon.Equal(eff, get(v.config, string(c))) {
+	if !canon.Equal(f.effective, get(v.config, string(c))) {
 		return RuleCapEffective, detail("applied %s effective value does not equal config.%s", c, c)
 	}
-	d, hasDelivery := p.Get("delivery")
-	switch {
-	case tier == string(receipts.Delivered) && !hasDelivery:
-		return RuleCapDelivery, errors.New("a delivered-tier result requires a delivery object")
-	case tier != string(receipts.Delivered) && hasDelivery:
-		return RuleCapDelivery, errors.New("only a delivered-tier result may carry a delivery")
-	case hasDelivery:
-		if err := checkDelivery(c, d); err != nil {
-			return RuleCapDelivery, err
-		}
+	if f.delivery.err != nil {
+		return f.delivery.rule, f.delivery.err
 	}
 	v.caps++
 	return "", nil
@@ -508,7 +693,8 @@ func checkTerminalPayload(kind string, p *canon.Value) (string, error) {
 
 // terminal is the negotiation side of the terminal record, and the
 // final-exit check of observations.
-func (v *validator) terminal(i int, kind string, p *canon.Value) *Error {
+func (v *validator) terminal(i int, f *facts) *Error {
+	kind := f.kind
 	bad := func(rule string, cause error) *Error {
 		return &Error{Record: i, Line: i + 1, Kind: kind, Rule: rule, Err: cause}
 	}
@@ -516,16 +702,15 @@ func (v *validator) terminal(i int, kind string, p *canon.Value) *Error {
 	case kind == KindRunUnsupported && v.pending == "":
 		return bad(RuleNegUnsupported, errors.New("run.unsupported requires an unsupported capability result just before it"))
 	case kind == KindRunUnsupported:
-		if c, _ := str(get(p, "constraint")); c != string(v.pending) {
-			return bad(RuleUnsupportedEnd, detail("run.unsupported names %s but the unsupported result is %s", canon.Quote(c), v.pending))
+		if f.constraint != string(v.pending) {
+			return bad(RuleUnsupportedEnd, detail("run.unsupported names %s but the unsupported result is %s", canon.Quote(f.constraint), v.pending))
 		}
 	case v.pending != "":
 		return bad(RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending))
 	case kind == KindRunFinished && v.caps < len(receipts.Constraints()):
 		return bad(RuleNegIncomplete, errors.New("run.finished needs all seven capability results applied"))
 	case kind == KindRunFinished && v.exited:
-		final, _ := parseExit(get(p, "exit"))
-		if final != v.exit {
+		if f.exit != v.exit {
 			return &Error{Record: v.exitSeq, Line: v.exitSeq + 1, Kind: KindObservation, Rule: RuleExitMismatch,
 				Err: errors.New("observation process exit does not match the run.finished exit")}
 		}
@@ -567,17 +752,17 @@ func (v *validator) epoch(kind string) (string, error) {
 	return "", nil
 }
 
-// input checks an input payload and the manual clock.
-func (v *validator) input(kind string, p *canon.Value) (string, error) {
-	at, ok := nonNegInt(get(p, "at_ms"))
-	if !ok {
+// input checks an input's payload and the manual clock.
+func (v *validator) input(f *facts) (string, error) {
+	at := f.at
+	if !f.atOK {
 		return RuleInputAtMS, errors.New("input at_ms must be a non-negative integer")
 	}
-	if rule, err := checkInputPayload(kind, p); err != nil {
-		return rule, err
+	if f.shape.err != nil {
+		return f.shape.rule, f.shape.err
 	}
-	if kind == KindInputClock {
-		d, _ := posInt(get(p, "delta_ms"))
+	if f.kind == KindInputClock {
+		d := f.delta
 		if at != v.now+d {
 			return RuleClock, detail("input.clock_advanced at_ms %d must be the manual clock %d plus delta_ms %d", at, v.now, d)
 		}

@@ -17,8 +17,9 @@ func newValidateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check termverify.transcript/v1 transcripts with the strict codec",
-		Long: `Parses each FILE ("-" for stdin) with the strict termverify.transcript/v1
-codec and prints one line per file:
+		Long: `Checks each FILE ("-" for stdin) with the strict termverify.transcript/v1
+codec, as it reads it (no file is held in memory whole), and prints one
+line per file:
 
   FILE: OK (N records)
   FILE: record S (line L): RULE: detail
@@ -36,14 +37,14 @@ or I/O error.`,
 			out := cmd.OutOrStdout()
 			invalid := false
 			for _, name := range args {
-				t, err := readTranscript(cmd.InOrStdin(), name)
+				n, err := validateFile(cmd.InOrStdin(), name)
 				if _, ok := errors.AsType[*transcript.Error](err); err != nil && !ok {
 					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate %s: %w", termsafe.String(name), termsafe.Error(err))}
 				}
 				if err != nil {
 					invalid = true
 				}
-				if _, werr := fmt.Fprintln(out, formatValidation(name, t, err)); werr != nil {
+				if _, werr := fmt.Fprintln(out, formatValidationCount(name, n, err)); werr != nil {
 					return &exitError{Code: exitUsage, Err: fmt.Errorf("validate: write stdout: %w", werr)}
 				}
 			}
@@ -55,6 +56,8 @@ or I/O error.`,
 	}
 }
 
+// readTranscript reads and parses the transcript name ("-": stdin), for
+// the commands that use its records.
 func readTranscript(stdin io.Reader, name string) (*transcript.Transcript, error) {
 	if name == "-" {
 		return transcript.Read(stdin)
@@ -67,15 +70,38 @@ func readTranscript(stdin io.Reader, name string) (*transcript.Transcript, error
 	return transcript.Read(f)
 }
 
+// validateFile checks the transcript name ("-": stdin) and returns its
+// record count.
+func validateFile(stdin io.Reader, name string) (int, error) {
+	if name == "-" {
+		return transcript.ValidateReader(stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return transcript.ValidateReader(f)
+}
+
 // formatValidation is the one-line verdict for a file. The detail may quote
 // the transcript and the name may be a file a subject named, so the line is
 // escaped for the terminal: it stays one line whatever they hold.
 func formatValidation(name string, t *transcript.Transcript, err error) string {
+	n := 0
+	if t != nil {
+		n = len(t.Records)
+	}
+	return formatValidationCount(name, n, err)
+}
+
+// formatValidationCount is formatValidation from a record count.
+func formatValidationCount(name string, records int, err error) string {
 	e, ok := errors.AsType[*transcript.Error](err)
 	var line string
 	switch {
 	case err == nil:
-		line = fmt.Sprintf("%s: OK (%d records)", name, len(t.Records))
+		line = fmt.Sprintf("%s: OK (%d records)", name, records)
 	case ok && e.Record < 0:
 		line = fmt.Sprintf("%s: %s: %v", name, e.Rule, e.Err)
 	case ok:

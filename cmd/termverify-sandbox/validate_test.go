@@ -59,3 +59,51 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateMatchesParse: validate streams each file, and the line it
+// prints is the one the tree path's verdict gives (transcript.Read, as
+// compare and replay read their sources), for every upstream corpus file
+// and for violations in several passes at once, where the earliest pass
+// must win over the earliest line.
+func TestValidateMatchesParse(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skipf("upstream corpus not present under %s", corpusDir)
+	}
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join(corpusDir, "0000-accept.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")
+	for name, data := range map[string]string{
+		// line 2 not canonical, line 3 not JSON: step 5 comes before step 6
+		"decode-over-canonical.jsonl": lines[0] + strings.Replace(lines[1], `,"kind"`, `, "kind"`, 1) + "{\n",
+		// line 2 with a bad seq, line 4 nested too deep: step 4 first
+		"depth-over-envelope.jsonl": lines[0] + strings.Replace(lines[1], `"seq":1`, `"seq":7`, 1) + lines[2] +
+			`{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + "}\n",
+		// a CR on the last line: framing before everything
+		"cr-last.jsonl": lines[0] + "{\"a\":1,\"a\":2}\n" + "x\r\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	var want strings.Builder
+	for _, name := range files {
+		tr, err := readTranscript(nil, name)
+		want.WriteString(formatValidation(name, tr, err) + "\n")
+	}
+	out, _ := runValidate(t, strings.NewReader(""), files...)
+	got, exp := strings.Split(out, "\n"), strings.Split(want.String(), "\n")
+	if len(got) != len(exp) {
+		t.Fatalf("%d lines, want %d", len(got), len(exp))
+	}
+	for i := range exp {
+		if got[i] != exp[i] {
+			t.Errorf("validate printed\n\t%s\nthe tree path gives\n\t%s", got[i], exp[i])
+		}
+	}
+}
