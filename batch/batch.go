@@ -152,6 +152,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		runFn = supervisor.Run
 	}
 	jobs := max(o.Jobs, 1)
+	if o.Base.NamespaceTrial == nil {
+		// One trial for the whole batch: it tests lasting properties of
+		// the host (supervisor.NewTrialMemo says why sharing is safe).
+		o.Base.NamespaceTrial = supervisor.NewTrialMemo(nil)
+	}
 	preps, err := prepare(o)
 	if err != nil {
 		return nil, err

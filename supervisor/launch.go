@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"sync"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/netpolicy"
@@ -44,7 +45,11 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		// later (a failed verification, a mount gone wrong: possibly an
 		// attack on a path) fails the run; it never turns into a run
 		// without namespaces.
-		if err := sandbox.NamespaceTrial(); err != nil {
+		trial := sandbox.NamespaceTrial
+		if req.NamespaceTrial != nil {
+			trial = req.NamespaceTrial
+		}
+		if err := trial(); err != nil {
 			ev.StartErrors = append(ev.StartErrors, fmt.Sprintf("namespace trial: %v", err))
 			if !errors.Is(err, sandbox.ErrNoNamespace) {
 				// A shortage (a full pids cgroup, memory pressure), not a
@@ -107,6 +112,40 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	req.Logf("isolation auto: the sandbox failed after namespaces were available (%v); not falling back", err)
 	d := details{}.str("failure", FailureSandbox).str("phase", "spawn").str("during", "spawn").str("reason", reason)
 	return nil, nil, failedEnding(transcript.CodeAdapterStartFailed, "the sandbox could not be started: "+reason, d)
+}
+
+// NewTrialMemo returns a namespace trial for Request.NamespaceTrial that
+// runs trial (nil: sandbox.NamespaceTrial) once and then answers every later call with
+// its result, when that result is lasting: success, or a refusal
+// (sandbox.ErrNoNamespace: the kernel's or the host's lasting no). A
+// transient failure (a resource shortage) is not kept: the next call
+// tries again, as a run of its own would. Sharing it is safe in both
+// directions: a kept success only means the os start is tried, and a run
+// whose os start then fails fails (auto never falls back after the
+// trial); a kept refusal is one the trial classified as lasting. A batch
+// of 200 runs saves 199 trials (each a clone into five namespaces and a
+// procfs mount). Safe for concurrent use.
+func NewTrialMemo(trial func() error) func() error {
+	if trial == nil {
+		trial = sandbox.NamespaceTrial
+	}
+	var (
+		mu   sync.Mutex
+		done bool
+		kept error
+	)
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return kept
+		}
+		err := trial()
+		if err == nil || errors.Is(err, sandbox.ErrNoNamespace) {
+			done, kept = true, err
+		}
+		return err
+	}
 }
 
 // warnUnenforced says on stderr which requested limits run without

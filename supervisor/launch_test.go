@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -53,5 +55,53 @@ func TestAutoNeverFallsBackAfterAFailedStart(t *testing.T) {
 				t.Errorf("failure detail %q, want sandbox-failed", got)
 			}
 		})
+	}
+}
+
+// TestTrialMemo: a lasting answer (success, a refusal) is kept, a
+// transient failure is asked again, and concurrent callers share one
+// trial.
+func TestTrialMemo(t *testing.T) {
+	shortage := errors.New("namespace trial: failed for want of resources")
+	refusal := fmt.Errorf("%w: EPERM", sandbox.ErrNoNamespace)
+	cases := []struct {
+		name    string
+		results []error // what successive trials return
+		calls   int
+		want    []error // what successive memo calls return
+		trials  int     // how many trials ran
+	}{
+		{"success kept", []error{nil}, 3, []error{nil, nil, nil}, 1},
+		{"refusal kept", []error{refusal}, 3, []error{refusal, refusal, refusal}, 1},
+		{"shortage retried", []error{shortage, shortage, nil}, 4, []error{shortage, shortage, nil, nil}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			memo := NewTrialMemo(func() error {
+				err := c.results[min(n, len(c.results)-1)]
+				n++
+				return err
+			})
+			for i := range c.calls {
+				if got := memo(); got != c.want[i] {
+					t.Errorf("call %d: %v, want %v", i, got, c.want[i])
+				}
+			}
+			if n != c.trials {
+				t.Errorf("%d trials, want %d", n, c.trials)
+			}
+		})
+	}
+	var mu sync.Mutex
+	n := 0
+	memo := NewTrialMemo(func() error { mu.Lock(); n++; mu.Unlock(); return nil })
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() { _ = memo() })
+	}
+	wg.Wait()
+	if n != 1 {
+		t.Errorf("%d trials for 16 concurrent callers, want 1", n)
 	}
 }

@@ -108,6 +108,12 @@ type Request struct {
 	// CodeReplayNotTerminated instead of a stop being invented.
 	Replay bool
 
+	// NamespaceTrial, when set, replaces sandbox.NamespaceTrial for
+	// --isolation auto: a batch shares one memo of it across its runs
+	// (NewTrialMemo), since the trial tests lasting properties of the
+	// host. Nil runs the trial for this run.
+	NamespaceTrial func() error
+
 	// startSandbox replaces sandbox.Start in this package's tests, so that
 	// a start failure of any kind can be produced deterministically.
 	startSandbox func(context.Context, sandbox.Spec) (*sandbox.Sandbox, error)
