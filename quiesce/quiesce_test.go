@@ -6,11 +6,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 )
 
 // term is a program on a pseudoterminal of its own, its output drained
@@ -24,42 +23,11 @@ type term struct {
 	judge         *Judge
 }
 
-// openPTY opens a pseudoterminal pair: the slave through TIOCGPTPEER, as
-// PTY mode gets it, never by path.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudoterminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	// The flags are TIOCGPTPEER's argument: without O_RDWR the slave
-	// would be read-only.
-	r, _, errno := unix.Syscall(unix.SYS_IOCTL, m.Fd(), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if errno != 0 {
-		t.Fatal(errno)
-	}
-	fd := int(r)
-	_ = unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80})
-	return m, os.NewFile(uintptr(fd), "pty-slave")
-}
-
 // startTerm runs argv as the session leader of a new terminal.
 func startTerm(t *testing.T, argv ...string) *term {
 	t.Helper()
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		t.Skipf("%s not installed: %v", argv[0], err)
-	}
-	m, s := openPTY(t)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
-	cmd.Env = []string{"TERM=xterm-256color", "LANG=C.UTF-8", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "PS1=$ "}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	m, s := ptytest.Open(t, 80, 24)
+	cmd := ptytest.Start(t, s, ptytest.Env(t), argv...)
 	tm := &term{t: t, master: m, slave: s, cmd: cmd}
 	go func() {
 		buf := make([]byte, 4096)
@@ -73,12 +41,6 @@ func startTerm(t *testing.T, argv ...string) *term {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		m.Close()
-		s.Close()
-	})
 	j, err := New(m, s, func() ([]int, error) { return ProcessTree(cmd.Process.Pid) })
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,394 @@
+package ptydrive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/ptyinput"
+	"github.com/termverify/termverify-sandbox/quiesce"
+	"github.com/termverify/termverify-sandbox/vt"
+)
+
+// DefaultOutputBudget is how much of one epoch's output is kept when
+// Config.OutputBudget is zero; the emulator still sees all of it.
+const DefaultOutputBudget = 16 << 20
+
+// readChunk is one read of the master.
+const readChunk = 64 << 10
+
+// Event-driven evaluation: after output or a write the next evaluation
+// comes at once; with nothing happening it backs off from minBackoff to
+// maxBackoff, which bounds how late a program that went quiet without
+// writing anything (a sleep, then a read) is noticed.
+const (
+	minBackoff = time.Millisecond
+	maxBackoff = 20 * time.Millisecond
+)
+
+// ErrStoppedReading: a write to the program did not complete before the
+// context ended: the program stopped reading its terminal.
+var ErrStoppedReading = errors.New("the program stopped reading its terminal")
+
+// Config is what New needs.
+type Config struct {
+	Cols, Rows int
+	Scrollback int // lines kept by the emulator (vt.Config)
+	// Tasks lists the processes whose state quiesce judges (a sandbox's
+	// PID namespace: quiesce.TasksInPIDNamespace).
+	Tasks func() ([]int, error)
+	// OutputBudget bounds one epoch's output kept for the transcript
+	// (DefaultOutputBudget when zero); beyond it bytes are counted, not
+	// kept.
+	OutputBudget int
+}
+
+// Driver drives one program on a pseudoterminal. It is not safe for
+// concurrent use: one goroutine runs the epochs.
+type Driver struct {
+	fd      int      // our own non-blocking duplicate of the master
+	slave   *os.File // kept by the caller, polled and queried by quiesce
+	emu     *vt.Terminal
+	judge   *quiesce.Judge
+	budget  int
+	out     []byte // this epoch's output, up to budget
+	carry   []byte // an incomplete UTF-8 sequence at the end of the last epoch
+	dropped int64  // this epoch's bytes beyond the budget
+	replies []byte // owed to the program, not yet written
+	buf     []byte
+}
+
+// New sets the terminal's size (before the program should start) and
+// returns a Driver of master. The Driver keeps its own duplicate of the
+// master and puts it in non-blocking mode (again at each Settle and
+// Write: the mode belongs to the description the caller's file shares);
+// the caller keeps master and slave open while it runs and does not read
+// the master itself.
+func New(master, slave *os.File, c Config) (*Driver, error) {
+	if c.Cols < 1 || c.Rows < 1 || c.Cols > vt.MaxCols || c.Rows > vt.MaxRows {
+		return nil, fmt.Errorf("ptydrive: size %dx%d out of range", c.Cols, c.Rows)
+	}
+	// quiesce takes its descriptors first: os.File.Fd puts the file's
+	// description back into blocking mode, which the duplicate shares.
+	j, err := quiesce.New(master, slave, c.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.FcntlInt(master.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("ptydrive: dup master: %w", err)
+	}
+	if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(c.Rows), Col: uint16(c.Cols)}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("ptydrive: set size: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("ptydrive: master non-blocking: %w", err)
+	}
+	budget := c.OutputBudget
+	if budget <= 0 {
+		budget = DefaultOutputBudget
+	}
+	return &Driver{
+		fd: fd, slave: slave, judge: j, budget: budget,
+		emu: vt.New(vt.Config{Cols: c.Cols, Rows: c.Rows, Scrollback: c.Scrollback}),
+		buf: make([]byte, readChunk),
+	}, nil
+}
+
+// Close releases the Driver's duplicate of the master.
+func (d *Driver) Close() error { return unix.Close(d.fd) }
+
+// Settled is how Settle ended.
+type Settled struct {
+	Quiet  bool   // the programs wait for input
+	Exited bool   // exited was closed: the program is gone
+	Why    string // quiesce's last word, for diagnostics
+}
+
+// Settle reads the program's output into the emulator, answers its
+// queries, and returns when the programs wait for input (quiesce), when
+// exited is closed (after the output left in the terminal is read), or
+// when ctx ends (its error; the epoch deadline, which says what quiesce
+// last saw).
+func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, error) {
+	if err := d.nonblocking(); err != nil {
+		return Settled{}, err
+	}
+	backoff := minBackoff
+	why := ""
+	for {
+		if err := d.pump(); err != nil {
+			return Settled{}, err
+		}
+		select {
+		case <-exited:
+			if err := d.pump(); err != nil {
+				return Settled{}, err
+			}
+			return Settled{Exited: true, Why: "the program exited"}, nil
+		case <-ctx.Done():
+			return Settled{Why: why}, fmt.Errorf("ptydrive: not waiting for input when the epoch ended (%s): %w", why, context.Cause(ctx))
+		default:
+		}
+		wait := backoff
+		if len(d.replies) == 0 {
+			v, err := d.judge.Evaluate()
+			if err != nil {
+				return Settled{}, err
+			}
+			if v.Quiet {
+				return Settled{Quiet: true, Why: v.Why}, nil
+			}
+			why = v.Why
+			if v.RetryAfter > 0 {
+				wait = v.RetryAfter
+			}
+		} else {
+			why = fmt.Sprintf("%d bytes of replies not yet taken by the program", len(d.replies))
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, max(time.Until(dl), 0))
+		}
+		ready, err := d.poll(unix.POLLIN, wait)
+		if err != nil {
+			return Settled{}, err
+		}
+		if ready {
+			backoff = minBackoff
+		} else {
+			backoff = min(2*backoff, maxBackoff)
+		}
+	}
+}
+
+// Write writes b to the program, as its terminal's input, reading its
+// output meanwhile (a program blocked writing cannot read). It returns
+// ErrStoppedReading, wrapped with how much was written, when ctx ends
+// first.
+func (d *Driver) Write(ctx context.Context, b []byte) error {
+	if err := d.nonblocking(); err != nil {
+		return err
+	}
+	total := len(b)
+	for len(b) > 0 {
+		n, err := unix.Write(d.fd, b)
+		if n > 0 {
+			b = b[n:]
+		}
+		switch {
+		case err == nil || err == unix.EINTR:
+			continue
+		case err != unix.EAGAIN:
+			return fmt.Errorf("ptydrive: write: %w", err)
+		}
+		if err := d.pump(); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %d of %d bytes written: %w", ErrStoppedReading, total-len(b), total, context.Cause(ctx))
+		}
+		wait := maxBackoff
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, max(time.Until(dl), 0))
+		}
+		if _, err := d.poll(unix.POLLOUT|unix.POLLIN, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Modes returns the input modes the program has set, for ptyinput.
+func (d *Driver) Modes() ptyinput.Modes {
+	m := d.emu.Modes()
+	enc := ptyinput.MouseEncodingLegacy
+	if m.MouseSGR {
+		enc = ptyinput.MouseEncodingSGR
+	}
+	return ptyinput.Modes{
+		AppCursor: m.AppCursor, AppKeypad: m.AppKeypad, BracketedPaste: m.BracketedPaste,
+		Mouse: ptyinput.MouseMode(m.Mouse), MouseEncoding: enc, FocusEvents: m.FocusEvents,
+	}
+}
+
+// Key sends one termverify.key/v1 chord as the terminal would in the
+// program's current modes. An unencodable chord writes nothing.
+func (d *Driver) Key(ctx context.Context, chord []string) error {
+	b, err := ptyinput.EncodeKey(chord, d.Modes())
+	if err != nil {
+		return err
+	}
+	return d.Write(ctx, b)
+}
+
+// Text sends input text as the terminal would (ptyinput.EncodeText).
+func (d *Driver) Text(ctx context.Context, text string) error {
+	return d.Write(ctx, ptyinput.EncodeText(text, d.Modes()))
+}
+
+// Mouse sends a mouse event as an SGR report, or returns an error
+// wrapping ptyinput.ErrMouseNotEnabled, having written nothing.
+func (d *Driver) Mouse(ctx context.Context, ev ptyinput.MouseEvent) error {
+	b, err := ptyinput.EncodeMouse(ev, d.Modes())
+	if err != nil {
+		return err
+	}
+	return d.Write(ctx, b)
+}
+
+// Resize sets the terminal's size (TIOCSWINSZ, which sends SIGWINCH to
+// the foreground process group) and the emulator's. changed is false for
+// the size it already has: nothing is sent.
+func (d *Driver) Resize(cols, rows int) (changed bool, err error) {
+	if c, r := d.emu.Size(); c == cols && r == rows {
+		return false, nil
+	}
+	if cols < 1 || rows < 1 || cols > vt.MaxCols || rows > vt.MaxRows {
+		return false, fmt.Errorf("ptydrive: size %dx%d out of range", cols, rows)
+	}
+	if err := unix.IoctlSetWinsize(d.fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
+		return false, fmt.Errorf("ptydrive: resize: %w", err)
+	}
+	d.emu.Resize(cols, rows)
+	return true, nil
+}
+
+// SetClipboard sets what the program's OSC 52 queries are answered with.
+func (d *Driver) SetClipboard(b []byte) { d.emu.SetClipboard(b) }
+
+// Screen is what the terminal shows.
+type Screen struct {
+	Cols, Rows int
+	Lines      []string // exactly Rows lines, trailing spaces dropped
+	Cursor     vt.Cursor
+	Alternate  bool
+	Title      string
+}
+
+// Screen returns what the terminal shows now.
+func (d *Driver) Screen() Screen {
+	cols, rows := d.emu.Size()
+	return Screen{Cols: cols, Rows: rows, Lines: d.emu.Lines(), Cursor: d.emu.Cursor(),
+		Alternate: d.emu.AltScreen(), Title: d.emu.Title()}
+}
+
+// Emulator returns the emulator, for what Screen does not carry
+// (attributes, diagnostics, scrollback). Do not write to it.
+func (d *Driver) Emulator() *vt.Terminal { return d.emu }
+
+// Output is one epoch's output.
+type Output struct {
+	Text    string // as UTF-8: each byte that is not part of valid UTF-8 is U+FFFD
+	Invalid int    // how many bytes were replaced
+	Dropped int64  // bytes beyond the budget, seen by the emulator but not kept
+}
+
+// TakeOutput returns the output since the last call and starts a new
+// epoch. An incomplete UTF-8 sequence at the end is kept for the next
+// epoch rather than replaced.
+func (d *Driver) TakeOutput() Output {
+	b := append(d.carry, d.out...)
+	d.carry = nil
+	// Keep a trailing incomplete (but so far valid) sequence.
+	for k := 1; k <= utf8.UTFMax-1 && k <= len(b); k++ {
+		c := b[len(b)-k]
+		if c < 0x80 {
+			break
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-k:]) {
+				d.carry = append([]byte(nil), b[len(b)-k:]...)
+				b = b[:len(b)-k]
+			}
+			break
+		}
+	}
+	o := Output{Dropped: d.dropped}
+	text := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			o.Invalid++
+			text = utf8.AppendRune(text, utf8.RuneError)
+		} else {
+			text = append(text, b[:n]...)
+		}
+		b = b[n:]
+	}
+	o.Text = string(text)
+	d.out, d.dropped = d.out[:0], 0
+	return o
+}
+
+// pump reads everything the master has into the emulator and the
+// epoch's output, then writes what replies it can.
+func (d *Driver) pump() error {
+	for {
+		n, err := unix.Read(d.fd, d.buf)
+		if n > 0 {
+			chunk := d.buf[:n]
+			d.emu.Write(chunk)
+			keep := min(n, d.budget-len(d.out))
+			d.out = append(d.out, chunk[:max(keep, 0)]...)
+			d.dropped += int64(n - max(keep, 0))
+			d.replies = append(d.replies, d.emu.Replies()...)
+			continue
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil || err == unix.EAGAIN || err == unix.EIO {
+			// EOF or EIO: every slave descriptor is closed; EAGAIN: drained.
+			break
+		}
+		return fmt.Errorf("ptydrive: read: %w", err)
+	}
+	for len(d.replies) > 0 {
+		n, err := unix.Write(d.fd, d.replies)
+		if n > 0 {
+			d.replies = d.replies[n:]
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("ptydrive: write replies: %w", err)
+		}
+	}
+	return nil
+}
+
+// nonblocking puts the master's description (shared with the caller's
+// file) in non-blocking mode again: a caller's os.File.Fd call clears it,
+// and a blocking read would hang the epoch past its deadline.
+func (d *Driver) nonblocking() error {
+	if err := unix.SetNonblock(d.fd, true); err != nil {
+		return fmt.Errorf("ptydrive: master non-blocking: %w", err)
+	}
+	return nil
+}
+
+// poll waits up to d for events on the master; ready says whether any
+// came.
+func (d *Driver) poll(events int16, wait time.Duration) (bool, error) {
+	if len(d.replies) > 0 {
+		events |= unix.POLLOUT
+	}
+	ms := int((wait + time.Millisecond - 1) / time.Millisecond)
+	pfd := []unix.PollFd{{Fd: int32(d.fd), Events: events}}
+	n, err := unix.Poll(pfd, ms)
+	if err != nil && err != unix.EINTR {
+		return false, fmt.Errorf("ptydrive: poll: %w", err)
+	}
+	return n > 0, nil
+}
