@@ -164,10 +164,22 @@ func osUnavailable(err error) string {
 		return "the host's masked /proc refuses a sandbox its procfs"
 	case errors.Is(err, sandbox.ErrNoNamespace):
 		return "namespaces unavailable on this host"
-	case errors.Is(err, sandbox.ErrNotVerified):
-		return "sandbox mechanism could not be verified"
 	case errors.Is(err, sandbox.ErrUnsupportedArch):
 		return "no seccomp filter for this architecture"
+	}
+	// The step, so that the one line that ends a failed run says where
+	// (the full error, with paths and ids, is on the line before it and
+	// in the evidence). Only fixed words: a step name, and for a
+	// verification the mechanism, never a path or an id, so that the
+	// transcript stays the same from run to run.
+	se, isStep := errors.AsType[*sandbox.StepError](err)
+	switch {
+	case errors.Is(err, sandbox.ErrNotVerified) && isStep && se.Step == "verify":
+		return "sandbox mechanism could not be verified: " + se.Object
+	case errors.Is(err, sandbox.ErrNotVerified):
+		return "sandbox mechanism could not be verified"
+	case isStep:
+		return "sandbox step failed: " + se.Step
 	}
 	return "sandbox could not be started"
 }

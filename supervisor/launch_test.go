@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,5 +104,30 @@ func TestTrialMemo(t *testing.T) {
 	wg.Wait()
 	if n != 1 {
 		t.Errorf("%d trials for 16 concurrent callers, want 1", n)
+	}
+}
+
+// TestOSUnavailable: the reason a failed os start gets is made of fixed
+// words — the step, the verified mechanism — never a path or an id.
+func TestOSUnavailable(t *testing.T) {
+	notVerified := fmt.Errorf("%w: root is the host's", sandbox.ErrNotVerified)
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&sandbox.StepError{Step: "verify", Object: "pivot-root", ID: "tvs-1", Err: notVerified}, "sandbox mechanism could not be verified: pivot-root"},
+		{&sandbox.StepError{Step: "start init", Object: "tvs-0123", ID: "tvs-0123", Err: errors.New("EPERM")}, "sandbox step failed: start init"},
+		{&sandbox.StepError{Step: "skeleton root", Object: "/run/x/tvs-1/root", Err: errors.New("ENOSPC")}, "sandbox step failed: skeleton root"},
+		{&sandbox.ProcMaskedError{Masked: []string{"/proc/kcore"}, Err: errors.New("EPERM")}, "the host's masked /proc refuses a sandbox its procfs"},
+		{notVerified, "sandbox mechanism could not be verified"},
+		{errors.New("something else"), "sandbox could not be started"},
+	}
+	for _, c := range cases {
+		if got := osUnavailable(c.err); got != c.want {
+			t.Errorf("osUnavailable(%v) = %q, want %q", c.err, got, c.want)
+		}
+		if strings.Contains(osUnavailable(c.err), "tvs-") || strings.Contains(osUnavailable(c.err), "/run") {
+			t.Errorf("osUnavailable(%v) names an id or a path", c.err)
+		}
 	}
 }
