@@ -199,13 +199,16 @@ const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWN
 // default Podman or Docker container failed instead of running with
 // isolation none and saying so.
 //
-// The error wraps ErrNoNamespace only for a lasting refusal (EPERM,
-// EACCES, EINVAL, ENOSYS, ENOSPC/EUSERS from the namespace limits), and
-// ErrProcMasked too when the proc mount was refused under masks; a
-// transient one (EAGAIN, ENOMEM: a full pids cgroup, memory pressure) is
-// retried a few times and then returned without ErrNoNamespace, so that
-// a caller fails instead of falling back because of a moment's shortage
-// that a co-tenant could arrange.
+// The error wraps ErrNoNamespace only for a lasting refusal: the clone,
+// or the child's proc mount or sethostname, failing with EPERM, EACCES,
+// EINVAL, ENOSYS, or ENOSPC/EUSERS from the namespace limits (and
+// ErrProcMasked too when the proc mount was refused under masks). Every
+// other failure — a shortage (EAGAIN, ENOMEM: a full pids cgroup, memory
+// pressure), a child killed by a signal, EMFILE, an unexpected exit — is
+// tried again a few times and then returned without ErrNoNamespace, so
+// that the caller fails instead of running without namespaces because of
+// something a co-tenant could arrange (an allow-list, not a deny-list:
+// what is not known to be the kernel's lasting no is not one).
 func NamespaceTrial() error {
 	var err error
 	for try := 0; try < 3; try++ {
@@ -215,11 +218,23 @@ func NamespaceTrial() error {
 		if err = procTrial(rootlessMode()); err == nil {
 			return nil
 		}
-		if !transient(err) {
+		if lastingRefusal(err) {
 			return fmt.Errorf("%w: %w", ErrNoNamespace, err)
 		}
 	}
-	return fmt.Errorf("namespace trial: failed %d times for want of resources: %w", 3, err)
+	return fmt.Errorf("namespace trial: failed %d times, not with a refusal that would justify running without namespaces: %w", 3, err)
+}
+
+// lastingRefusal reports whether a trial's error is the kernel's (or a
+// security policy's) lasting no: one of the refusal errnos, from the
+// clone or from the child's report, never a signal or a resource error.
+func lastingRefusal(err error) bool {
+	for _, e := range []unix.Errno{unix.EPERM, unix.EACCES, unix.EINVAL, unix.ENOSYS, unix.ENOSPC, unix.EUSERS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // procTrial is one try of NamespaceTrial: the clone, then the proc mount
@@ -270,10 +285,6 @@ func (e *hostnameRefusedError) Error() string {
 }
 func (e *hostnameRefusedError) Unwrap() error { return e.errno }
 
-// transient reports whether err is a shortage rather than a refusal.
-func transient(err error) bool {
-	return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EINTR)
-}
 
 // tryClone starts our own binary as a reaper (argv after Arg: reaperArgs,
 // by default noop mode) inside new namespaces of the given kinds and waits

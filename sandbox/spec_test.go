@@ -78,24 +78,29 @@ func TestExitShellStatus(t *testing.T) {
 	}
 }
 
-// TestTransient: only a shortage is retried and kept from meaning "no
-// namespaces" (which would let --isolation auto fall back); a refusal is
-// final.
-func TestTransient(t *testing.T) {
+// TestLastingRefusal: only the kernel's (or a security policy's)
+// refusal errnos mean "no namespaces here" (which lets --isolation auto
+// fall back); a shortage, a killed trial child, too many open files or
+// anything unknown fails the run instead.
+func TestLastingRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		want bool
 	}{
-		{&os.SyscallError{Syscall: "fork/exec", Err: unix.EAGAIN}, true},
-		{fmt.Errorf("start: %w", unix.ENOMEM), true},
-		{&os.PathError{Op: "fork/exec", Path: "/x", Err: unix.EPERM}, false},
-		{unix.EINVAL, false},
-		{unix.ENOSPC, false},
-		{unix.EUSERS, false},
+		{&os.PathError{Op: "fork/exec", Path: "/x", Err: unix.EPERM}, true},
+		{unix.EINVAL, true},
+		{unix.ENOSPC, true},
+		{unix.EUSERS, true},
+		{&hostnameRefusedError{unix.EPERM}, true},
+		{&ProcMaskedError{Masked: []string{"/proc/kcore"}, Err: fmt.Errorf("mounting: %w", unix.EPERM)}, true},
+		{&os.SyscallError{Syscall: "fork/exec", Err: unix.EAGAIN}, false},
+		{fmt.Errorf("start: %w", unix.ENOMEM), false},
+		{fmt.Errorf("clone: open /dev/null: %w", unix.EMFILE), false},
+		{errors.New(`namespace trial child: signal: killed ("")`), false},
 		{errors.New("other"), false},
 	} {
-		if got := transient(tc.err); got != tc.want {
-			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := lastingRefusal(tc.err); got != tc.want {
+			t.Errorf("lastingRefusal(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
