@@ -166,7 +166,7 @@ func covers(rs []idRange, lo, hi int) bool {
 
 // idWindowFor is the window for a namespace with these maps: the
 // reserved range when both map all of it, else the largest range mapped
-// in both (see minNestedID). A namespace that maps fewer than minWindow
+// in both (see minNestedID), below 2^31. A namespace that maps fewer than minWindow
 // such ids has none: ErrNoIDRange.
 func idWindowFor(uidMap, gidMap string) (idWindow, error) {
 	us, err := parseIDMap(uidMap)
@@ -183,7 +183,8 @@ func idWindowFor(uidMap, gidMap string) (idWindow, error) {
 	}
 	best := idRange{}
 	consider := func(lo, hi int) {
-		lo = max(lo, minNestedID)
+		// Below 2^31, as the reserved range is: signed-uid bugs live above.
+		lo, hi = max(lo, minNestedID), min(hi, 1<<31)
 		if hi-lo > best.hi-best.lo {
 			best = idRange{lo, hi}
 		}

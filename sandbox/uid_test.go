@@ -569,6 +569,8 @@ func TestIDWindowFor(t *testing.T) {
 		{"gids narrower", "0 1000 1\n1 100000 65536", "0 1000 1\n1 100000 5000", idWindow{1000, 4001}, nil},
 		{"above the overflow id", "0 0 1\n1 100000 65536\n100000 200000 100000", "0 0 1\n100000 200000 100000", idWindow{100000, 100000}, nil},
 		{"single id", "0 1000 1", "0 1000 1", idWindow{}, ErrNoIDRange},
+		{"only above 2^31", "0 0 1\n4294967293 5 2", "0 0 1\n4294967293 5 2", idWindow{}, ErrNoIDRange},
+		{"straddling 2^31", "0 0 1\n2147483000 5000 10000", "0 0 1\n2147483000 5000 10000", idWindow{2147483000, 648}, nil},
 		{"only system ids", "0 0 1000", "0 0 1000", idWindow{}, ErrNoIDRange},
 		{"malformed", "0 1000", initial, idWindow{}, nil},
 	}

@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -355,8 +356,8 @@ static const int forwarded[] = {
 // CAP_SYS_ADMIN in the initial user namespace). It refuses to run in its
 // parent's mount namespace, where the mount would be visible outside.
 // Exit 0: both done; 3: a step failed, "<step> <errno number>" on stderr
-// (step: proc or hostname); 2: usage or not in a mount namespace of its
-// own.
+// (step: unshare, proc or hostname); 2: usage or not in a mount namespace
+// of its own.
 static int proc_trial(int argc, char **argv)
 {
 	if (argc != 4)
@@ -368,6 +369,13 @@ static int proc_trial(int argc, char **argv)
 	if (errno != 0 || *end != '\0' || parent == 0 || stat("/proc/self/ns/mnt", &st) != 0 ||
 	    (unsigned long long)st.st_ino == parent)
 		return 2;
+	// Namespaces of its own whatever argv says: the inode check above
+	// trusts its caller, this does not. (Cloned into fresh ones by the
+	// trial, these are nested inside them and die with the child.)
+	if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) {
+		fprintf(stderr, "unshare %d\n", errno);
+		return 3;
+	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
 		fprintf(stderr, "proc %d\n", errno);
