@@ -285,7 +285,6 @@ func (e *hostnameRefusedError) Error() string {
 }
 func (e *hostnameRefusedError) Unwrap() error { return e.errno }
 
-
 // tryClone starts our own binary as a reaper (argv after Arg: reaperArgs,
 // by default noop mode) inside new namespaces of the given kinds and waits
 // for it; its stderr goes to stderr when not nil. userNS adds a user
