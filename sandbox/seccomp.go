@@ -58,8 +58,46 @@ func SeccompPolicy() []string {
 		fmt.Sprintf("socket, socketpair AF_NETLINK: %s when the protocol is not one of %s (NETLINK_KOBJECT_UEVENT carries host uevents; the rest is host state or attack surface)",
 			unix.ErrnoName(errNetlinkProto), ruleNames(netlinkProtocols())),
 		"ioctl: EPERM for TIOCSTI and TIOCLINUX (terminal input injection)",
+		fmt.Sprintf("%s: EPERM when the mode carries S_ISUID or S_ISGID (for the open family only when creating): no set-id file leaves the sandbox", ruleNames(setIDArgRules())),
 		"any non-native ABI (i386 int 0x80): process killed; x32 numbers: ENOSYS",
 	)
+}
+
+// setIDRule is a call that can give a file the set-user-ID or
+// set-group-ID bit: where its mode argument is, and for the open family
+// where its flags are (0: the mode always applies).
+type setIDRule struct {
+	name              string
+	nr                uint32
+	flagsOff, modeOff uint32
+}
+
+// setIDBits are S_ISUID and S_ISGID.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// creatingFlags are the open flags under which the mode argument is used:
+// O_CREAT, and O_TMPFILE's own bit (O_TMPFILE also carries O_DIRECTORY,
+// which alone creates nothing).
+const creatingFlags = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
+
+// Why no set-id file: a subject that runs as host uid 0 without
+// capabilities (the rootless path as root: a container's root lacking one
+// of rootfulCaps) could otherwise chmod 4755 a copy of a shell in the
+// mapped root, and any local user who can reach that directory would run
+// it as root; a non-root caller's subject could plant set-user-ID-caller
+// files the same way. The sandbox's own mounts are nosuid, so nothing
+// inside needs such a file; the mode bits are refused wherever they would
+// be set (chmod family; open, creat, mknod families when creating).
+// openat2 carries its mode in memory, where a filter cannot look: it is
+// ENOSYS, and callers fall back to openat.
+
+// setIDArgRules is setIDRules for the policy text (name only).
+func setIDArgRules() []argRule {
+	var rs []argRule
+	for _, r := range setIDRules() {
+		rs = append(rs, argRule{name: r.name})
+	}
+	return rs
 }
 
 // argRule is one allowed value of a checked argument.
@@ -128,6 +166,7 @@ const (
 	offArg0 = 16 // low 32 bits on little-endian
 	offArg1 = 24
 	offArg2 = 32
+	offArg3 = 40
 )
 
 // x32SyscallBit marks the x32 ABI's system call numbers on x86_64.
@@ -203,11 +242,42 @@ func buildFilter() ([]unix.SockFilter, error) {
 		retAllow,
 		retErrno(unix.EPERM),
 	})...)
+	p = append(p, reload)
+	for _, r := range setIDRules() {
+		if r.flagsOff == 0 {
+			p = append(p, argBlock(r.nr, r.modeOff, modeBody())...)
+		} else {
+			p = append(p, argBlock(r.nr, r.flagsOff, createBody(r.modeOff))...)
+		}
+		p = append(p, reload)
+	}
 	p = append(p, retAllow)
 	if len(p) > unix.BPF_MAXINSNS {
 		return nil, fmt.Errorf("seccomp filter too long: %d instructions", len(p))
 	}
 	return p, nil
+}
+
+// modeBody refuses a mode (in A) with a set-id bit.
+func modeBody() []unix.SockFilter {
+	return []unix.SockFilter{
+		jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, setIDBits, 0, 1),
+		retErrno(unix.EPERM),
+		retAllow,
+	}
+}
+
+// createBody refuses an open whose flags (in A) create a file and whose
+// mode (at modeOff) has a set-id bit; without creating flags the mode is
+// ignored by the kernel, and so here.
+func createBody(modeOff uint32) []unix.SockFilter {
+	return []unix.SockFilter{
+		jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, creatingFlags, 0, 3),
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, modeOff),
+		jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, setIDBits, 0, 1),
+		retErrno(unix.EPERM),
+		retAllow,
+	}
 }
 
 // socketBody checks a socket or socketpair call whose family (arg0) is in

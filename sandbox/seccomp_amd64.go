@@ -42,6 +42,7 @@ func deniedSyscalls() []syscallRule {
 		eperm("bpf", unix.SYS_BPF, "kernel attack surface"),
 		eperm("perf_event_open", unix.SYS_PERF_EVENT_OPEN, "kernel attack surface, side channels"),
 		eperm("userfaultfd", unix.SYS_USERFAULTFD, "stalls kernel paths in exploit races"),
+		enosys("openat2", unix.SYS_OPENAT2, "its mode is in memory, where the set-id check cannot look; callers fall back to openat"),
 		enosys("io_uring_setup", unix.SYS_IO_URING_SETUP, "kernel attack surface; callers fall back"),
 		enosys("io_uring_enter", unix.SYS_IO_URING_ENTER, "kernel attack surface; callers fall back"),
 		enosys("io_uring_register", unix.SYS_IO_URING_REGISTER, "kernel attack surface; callers fall back"),
@@ -66,5 +67,21 @@ func deniedSyscalls() []syscallRule {
 		eperm("uselib", unix.SYS_USELIB, "obsolete loader path"),
 		eperm("vhangup", unix.SYS_VHANGUP, "terminal hijack"),
 		eperm("lookup_dcookie", unix.SYS_LOOKUP_DCOOKIE, "kernel attack surface"),
+	}
+}
+
+// setIDRules are the calls that can set S_ISUID or S_ISGID on a file, with
+// the offsets of their flags (open family) and mode arguments.
+func setIDRules() []setIDRule {
+	return []setIDRule{
+		{"chmod", unix.SYS_CHMOD, 0, offArg1},
+		{"fchmod", unix.SYS_FCHMOD, 0, offArg1},
+		{"fchmodat", unix.SYS_FCHMODAT, 0, offArg2},
+		{"fchmodat2", unix.SYS_FCHMODAT2, 0, offArg2},
+		{"creat", unix.SYS_CREAT, 0, offArg1},
+		{"mknod", unix.SYS_MKNOD, 0, offArg1},
+		{"mknodat", unix.SYS_MKNODAT, 0, offArg2},
+		{"open", unix.SYS_OPEN, offArg1, offArg2},
+		{"openat", unix.SYS_OPENAT, offArg2, offArg3},
 	}
 }

@@ -10,3 +10,5 @@ const hasX32 = false
 func auditArch() (uint32, bool) { return 0, false }
 
 func deniedSyscalls() []syscallRule { return nil }
+
+func setIDRules() []setIDRule { return nil }
