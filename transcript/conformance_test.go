@@ -8,33 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/termverify/termverify-sandbox/internal/sharedtest"
 )
 
-// sharedDir finds ../shared beside the repository root, where CI keeps
-// the upstream corpus and references.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	return filepath.Join(repoRoot(t), "..", "shared")
-}
+// sharedDir is ../shared beside the repository root (internal/sharedtest).
+func sharedDir(t testing.TB) string { return sharedtest.Dir(t) }
 
-// repoRoot is the directory holding go.mod, found by walking up.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
+// repoRoot is the directory holding go.mod.
+func repoRoot(t testing.TB) string { return sharedtest.RepoRoot(t) }
 
 type corpusCase struct {
 	Verdict string `json:"verdict"`

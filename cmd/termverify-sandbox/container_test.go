@@ -169,18 +169,9 @@ func TestContainerMatrix(t *testing.T) {
 	env := requirePodman(t)
 	bin := buildBinary(t)
 	subject := echoSubjectRoot(t)
-	// The request and inputs beside the binary: the checkout may be in a
-	// directory the rootless account cannot enter.
-	tvs := filepath.Dir(bin)
-	for _, f := range []string{"request.json", "inputs.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("../../examples", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(tvs, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tvs := filepath.Dir(bin) // the request and inputs go beside the binary
+
+	copyExample(t, tvs)
 	rootfs := map[bool]string{false: hostRootfs(t, 0)}
 	if env.account != nil {
 		rootfs[true] = hostRootfs(t, env.accountUID)
@@ -355,15 +346,7 @@ func TestContainerImage(t *testing.T) {
 		t.Fatalf("podman build: %v\n%s", err, b)
 	}
 	tvs := publicTempDir(t, 0o755)
-	for _, f := range []string{"request.json", "inputs.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("../../examples", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(tvs, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyExample(t, tvs)
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -388,5 +371,21 @@ func TestContainerImage(t *testing.T) {
 				t.Errorf("filesystem %s, network %s; want %s", got[receipts.Filesystem], got[receipts.Network], c.want)
 			}
 		})
+	}
+}
+
+// copyExample copies the example request and inputs into dir, where every
+// user can read them: the checkout may be in a directory the rootless
+// account cannot enter.
+func copyExample(t *testing.T, dir string) {
+	t.Helper()
+	for _, f := range []string{"request.json", "inputs.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("../../examples", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
