@@ -389,3 +389,29 @@ func TestWidthTableCurrent(t *testing.T) {
 		t.Error("width_table.go differs from this host's wcwidth(3): run go generate ./vt and check tmux agrees")
 	}
 }
+
+// TestOSC52QueryBounds (review findings): a query whose answer would not
+// fit is refused before the clipboard is encoded, and a selection other
+// than xterm's letters is not echoed into the program's input.
+func TestOSC52QueryBounds(t *testing.T) {
+	term := New(Config{Cols: 10, Rows: 2})
+	term.SetClipboard(make([]byte, 700<<10))
+	for range 200 {
+		term.WriteString("\x1b]52;c;?\a")
+	}
+	if r := term.Replies(); len(r) != 0 {
+		t.Errorf("%d bytes of replies for a clipboard whose answer cannot fit", len(r))
+	}
+	if n := term.Diagnostics().ByKind[DiagReplyOverflow]; n != 200 {
+		t.Errorf("%d overflow diagnostics, want 200", n)
+	}
+	term.SetClipboard([]byte("hi"))
+	term.WriteString("\x1b]52;\x7f\x7f echo x \xc2\x9b201~;?\a")
+	if r := term.Replies(); len(r) != 0 {
+		t.Errorf("a selection of arbitrary bytes was echoed: %q", r)
+	}
+	term.WriteString("\x1b]52;c;?\a")
+	if r := string(term.Replies()); r != "\x1b]52;c;aGk=\x1b\\" {
+		t.Errorf("reply %q", r)
+	}
+}

@@ -575,6 +575,20 @@ func cleanTitle(s string) string {
 	return s
 }
 
+// validSelection: OSC 52's selection parameter as xterm accepts it, the
+// letters c p q s and the digits 0-7, a few at most (empty means "s 0").
+func validSelection(sel string) bool {
+	if len(sel) > 8 {
+		return false
+	}
+	for i := 0; i < len(sel); i++ {
+		if !strings.ContainsRune("cpqs01234567", rune(sel[i])) {
+			return false
+		}
+	}
+	return true
+}
+
 // osc52 handles OSC 52 ; selection ; data: data "?" asks for the
 // clipboard, which is answered with what SetClipboard or the program last
 // stored; otherwise data is base64 and is stored.
@@ -585,6 +599,21 @@ func (t *Terminal) osc52(arg string) {
 		return
 	}
 	if data == "?" {
+		// The selection is echoed, so only xterm's selection letters
+		// pass: anything else would let the program put bytes of its
+		// choosing into its own input (DEL, a lone 0x9B).
+		if !validSelection(sel) {
+			t.diagnose(DiagUnknownOSC, t.seq[:t.nseq])
+			return
+		}
+		// Size first: a reply that will not fit is dropped without paying
+		// for its encoding (a large clipboard queried in a loop was
+		// milliseconds of CPU per 9-byte query).
+		n := len("\x1b]52;;\x1b\\") + len(sel) + base64.StdEncoding.EncodedLen(len(t.clipboard))
+		if len(t.replies)+n > maxReplies {
+			t.diagnose(DiagReplyOverflow, t.seq[:t.nseq])
+			return
+		}
 		t.reply("\x1b]52;" + sel + ";" + base64.StdEncoding.EncodeToString(t.clipboard) + "\x1b\\")
 		return
 	}
