@@ -22,6 +22,19 @@ const DefaultOutputBudget = 16 << 20
 // readChunk is one read of the master.
 const readChunk = 64 << 10
 
+// pumpBudget and pumpTime bound one pump: a program whose output the emulator handles
+// slower than it arrives (a flood of repaint sequences) never lets the
+// master run dry, and the caller must still see its deadline.
+const (
+	pumpBudget = 1 << 20
+	pumpTime   = 10 * time.Millisecond
+)
+
+// maxPendingReplies bounds the replies owed to a program that does not
+// read them: past it new ones are dropped and counted (a query answered
+// with a large clipboard amplifies a few bytes into kilobytes).
+const maxPendingReplies = 64 << 10
+
 // Event-driven evaluation: after output or a write the next evaluation
 // comes at once; with nothing happening it backs off from minBackoff to
 // maxBackoff, which bounds how late a program that went quiet without
@@ -60,7 +73,10 @@ type Driver struct {
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last epoch
 	dropped int64  // this epoch's bytes beyond the budget
 	replies []byte // owed to the program, not yet written
-	buf     []byte
+	// RepliesDropped counts replies dropped because the program did not
+	// take the ones before (maxPendingReplies), for a diagnostic.
+	RepliesDropped int64
+	buf            []byte
 }
 
 // New sets the terminal's size (before the program should start) and
@@ -293,11 +309,19 @@ type Output struct {
 // TakeOutput returns the output since the last call and starts a new
 // epoch. An incomplete UTF-8 sequence at the end is kept for the next
 // epoch rather than replaced.
-func (d *Driver) TakeOutput() Output {
+func (d *Driver) TakeOutput() Output { return d.takeOutput(false) }
+
+// TakeFinalOutput is TakeOutput for the last epoch: an incomplete UTF-8
+// sequence at the end is replaced and counted, since nothing follows.
+func (d *Driver) TakeFinalOutput() Output { return d.takeOutput(true) }
+
+func (d *Driver) takeOutput(final bool) Output {
 	b := append(d.carry, d.out...)
 	d.carry = nil
-	// Keep a trailing incomplete (but so far valid) sequence.
-	for k := 1; k <= utf8.UTFMax-1 && k <= len(b); k++ {
+	// Keep a trailing incomplete (but so far valid) sequence for the next
+	// epoch — unless this is the last one, or bytes after it were cut by
+	// the budget (the next epoch's first bytes would not continue it).
+	for k := 1; !final && d.dropped == 0 && k <= utf8.UTFMax-1 && k <= len(b); k++ {
 		c := b[len(b)-k]
 		if c < 0x80 {
 			break
@@ -327,18 +351,25 @@ func (d *Driver) TakeOutput() Output {
 	return o
 }
 
-// pump reads everything the master has into the emulator and the
-// epoch's output, then writes what replies it can.
+// pump reads what the master has (up to pumpBudget, so that the caller
+// gets back to its deadline) into the emulator and the epoch's output,
+// then writes what replies it can.
 func (d *Driver) pump() error {
-	for {
+	start := time.Now()
+	for read := 0; read < pumpBudget && time.Since(start) < pumpTime; {
 		n, err := unix.Read(d.fd, d.buf)
 		if n > 0 {
+			read += n
 			chunk := d.buf[:n]
 			d.emu.Write(chunk)
 			keep := min(n, d.budget-len(d.out))
 			d.out = append(d.out, chunk[:max(keep, 0)]...)
 			d.dropped += int64(n - max(keep, 0))
-			d.replies = append(d.replies, d.emu.Replies()...)
+			if r := d.emu.Replies(); len(d.replies)+len(r) <= maxPendingReplies {
+				d.replies = append(d.replies, r...)
+			} else {
+				d.RepliesDropped += int64(len(r))
+			}
 			continue
 		}
 		if err == unix.EINTR {

@@ -239,3 +239,49 @@ func TestSplitUTF8(t *testing.T) {
 		t.Fatalf("second %+v", o)
 	}
 }
+
+// TestHostileOutputKeepsDeadlines (review findings): a program whose
+// output costs the emulator more than the kernel takes to deliver it
+// (repaint sequences), and that answers nothing while asking for large
+// query replies, neither keeps Settle past its deadline nor grows the
+// replies owed to it without bound.
+func TestHostileOutputKeepsDeadlines(t *testing.T) {
+	p := start(t, 80, 24, "python3", "-c", `import os, base64, tty
+tty.setraw(0)
+os.write(1, b"\x1b]52;c;" + base64.b64encode(b"x" * 40000) + b"\a")
+while True:
+    os.write(1, b"x\x1b[65535b" * 64 + b"\x1b]52;c;?\a" * 8)`)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := p.d.Settle(ctx, p.exited)
+	if err == nil {
+		t.Fatal("a flooding program settled")
+	}
+	// Generous: the property is "returns", not a speed.
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("Settle returned %v after a 500ms deadline", took)
+	}
+	if len(p.d.replies) > maxPendingReplies || p.d.RepliesDropped == 0 {
+		t.Fatalf("%d bytes of replies pending (bound %d), %d dropped", len(p.d.replies), maxPendingReplies, p.d.RepliesDropped)
+	}
+}
+
+// TestFinalOutputAndCarry (review findings): the last epoch reports an
+// unfinished character as invalid instead of keeping it, and nothing is
+// carried across bytes the budget cut.
+func TestFinalOutputAndCarry(t *testing.T) {
+	d := &Driver{budget: 100}
+	d.out = []byte("bye\xe2\x82")
+	if o := d.TakeFinalOutput(); o.Text != "bye\uFFFD\uFFFD" || o.Invalid != 2 {
+		t.Fatalf("final %+v", o)
+	}
+	d.out, d.dropped = []byte("abc\xe2"), 2
+	if o := d.TakeOutput(); o.Text != "abc\uFFFD" || o.Invalid != 1 || o.Dropped != 2 {
+		t.Fatalf("cut %+v", o)
+	}
+	d.out = []byte("\x82\xacok")
+	if o := d.TakeOutput(); o.Text != "\uFFFD\uFFFDok" || o.Invalid != 2 {
+		t.Fatalf("after the cut %+v", o)
+	}
+}
