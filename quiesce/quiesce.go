@@ -29,6 +29,9 @@ const maxPass = 3
 // pollRdNorm is POLLRDNORM (asm-generic/poll.h), which x/sys lacks.
 const pollRdNorm = 0x40
 
+// maxShortWaits bounds the short waits remembered across evaluations.
+const maxShortWaits = 64
+
 // Bounds on what is read from a task's memory.
 const (
 	maxPollFDs  = 4096
@@ -54,6 +57,12 @@ type Judge struct {
 	tasks         func() ([]int, error)
 	// ShortTimeout is rule 6's bound (DefaultShortTimeout when zero).
 	ShortTimeout time.Duration
+	// ttyFDs caches, for one evaluation, each process's descriptors that
+	// are the terminal: one listing of /proc/<pid>/fd per process, so
+	// that a hostile fd_set or pollfd array costs lookups, not a stat per
+	// bit (review finding: threads blocked in select on 65536 bits made
+	// one evaluation take seconds).
+	ttyFDs map[int]map[int]bool
 	// shortWaits remembers the short waits seen by earlier evaluations,
 	// with the task's context switches then: the same wait again after
 	// the task ran is a periodic tick.
@@ -131,6 +140,7 @@ func (j *Judge) Evaluate() (Verdict, error) {
 			}
 		}
 		// Rule 3.
+		j.ttyFDs = map[int]map[int]bool{}
 		fg, err := unix.IoctlGetInt(j.master, unix.TIOCGPGRP)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("quiesce: foreground process group: %w", err)
@@ -172,6 +182,11 @@ func (j *Judge) Evaluate() (Verdict, error) {
 		if w.timeout < 0 || w.timeout > short {
 			clear(j.shortWaits)
 			return Verdict{Quiet: true, Why: why}, nil
+		}
+		if len(j.shortWaits) > maxShortWaits {
+			// A program varying its short timeouts would grow this
+			// without end; forgetting only delays the periodic verdict.
+			clear(j.shortWaits)
 		}
 		key := waitKey{w.tid, w.nr, w.timeout}
 		switches, seen := j.shortWaits[key]
@@ -369,7 +384,9 @@ func (j *Judge) waitsOnTTY(t task, kind waitKind) (time.Duration, bool) {
 		}
 		return timespecTimeout(t.pid, a[2]), found
 	case waitSelect, waitPselect:
-		nfds := min(a[0], maxSelectFD)
+		// No terminal descriptor above the highest one this process has:
+		// read only the bytes of the set that can hold one.
+		nfds := min(a[0], maxSelectFD, uint64(maxFD(j.ttySet(t))+1))
 		if a[1] == 0 || nfds == 0 {
 			return 0, false
 		}
@@ -378,9 +395,11 @@ func (j *Judge) waitsOnTTY(t task, kind waitKind) (time.Duration, bool) {
 			return 0, false
 		}
 		found := false
-		for fd := 0; fd < int(nfds) && !found; fd++ {
-			if set[fd/8]&(1<<(fd%8)) != 0 && j.isTTY(t, fd) {
+		// Only the terminal's own descriptors matter: look at their bits.
+		for fd := range j.ttySet(t) {
+			if fd < int(nfds) && set[fd/8]&(1<<(fd%8)) != 0 {
 				found = true
+				break
 			}
 		}
 		if kind == waitSelect {
@@ -410,18 +429,49 @@ func (j *Judge) readTimeout() time.Duration {
 // isTTY reports whether descriptor fd of t is the terminal: the slave
 // itself, or /dev/tty while the slave is t's controlling terminal.
 func (j *Judge) isTTY(t task, fd int) bool {
-	if fd < 0 {
-		return false
+	return fd >= 0 && j.ttySet(t)[fd]
+}
+
+// ttySet lists t's process's descriptors that are the terminal, once per
+// evaluation (the cache ttyFDs): each entry of /proc/<pid>/fd is looked
+// at once, however many bits a select set or a pollfd array names.
+func (j *Judge) ttySet(t task) map[int]bool {
+	if set, ok := j.ttyFDs[t.pid]; ok {
+		return set
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.pid, fd), &st); err != nil {
-		return false
+	set := map[int]bool{}
+	if j.ttyFDs != nil {
+		j.ttyFDs[t.pid] = set
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return false
+	dir := fmt.Sprintf("/proc/%d/fd", t.pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return set
 	}
-	d := devOf(st.Rdev)
-	return d == j.slaveDev || (d == devTTY && t.tty == j.slaveDev)
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(dir+"/"+e.Name(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			continue
+		}
+		d := devOf(st.Rdev)
+		if d == j.slaveDev || (d == devTTY && t.tty == j.slaveDev) {
+			set[fd] = true
+		}
+	}
+	return set
+}
+
+// maxFD is the highest descriptor in set, -1 for none.
+func maxFD(set map[int]bool) int {
+	m := -1
+	for fd := range set {
+		m = max(m, fd)
+	}
+	return m
 }
 
 // epollWatchesTTY reads the epoll instance's fdinfo: a "tfd:" line per
