@@ -15,9 +15,6 @@ import (
 // sharedDir is ../shared beside the repository root (internal/sharedtest).
 func sharedDir(t testing.TB) string { return sharedtest.Dir(t) }
 
-// repoRoot is the directory holding go.mod.
-func repoRoot(t testing.TB) string { return sharedtest.RepoRoot(t) }
-
 func registryPath(t testing.TB, name string) string {
 	t.Helper()
 	return filepath.Join(sharedDir(t), "reference", "termverify-upstream", "registries", name)
