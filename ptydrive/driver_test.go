@@ -251,19 +251,27 @@ tty.setraw(0)
 os.write(1, b"\x1b]52;c;" + base64.b64encode(b"x" * 40000) + b"\a")
 while True:
     os.write(1, b"x\x1b[65535b" * 64 + b"\x1b]52;c;?\a" * 8)`)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	began := time.Now()
-	_, err := p.d.Settle(ctx, p.exited)
-	if err == nil {
-		t.Fatal("a flooding program settled")
-	}
-	// Generous: the property is "returns", not a speed.
-	if took := time.Since(began); took > 10*time.Second {
-		t.Fatalf("Settle returned %v after a 500ms deadline", took)
-	}
-	if len(p.d.replies) > maxPendingReplies || p.d.RepliesDropped == 0 {
-		t.Fatalf("%d bytes of replies pending (bound %d), %d dropped", len(p.d.replies), maxPendingReplies, p.d.RepliesDropped)
+	// Epoch after epoch (the program may take a while to start on a
+	// loaded machine), until replies have been dropped: each Settle must
+	// come back at its deadline, and the replies owed stay bounded.
+	for overall := time.Now(); p.d.RepliesDropped == 0; {
+		if time.Since(overall) > epochLimit {
+			t.Fatalf("no reply was ever dropped; %d pending", len(p.d.replies))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		began := time.Now()
+		_, err := p.d.Settle(ctx, p.exited)
+		cancel()
+		if err == nil {
+			t.Fatal("a flooding program settled")
+		}
+		// Generous: the property is "returns", not a speed.
+		if took := time.Since(began); took > 10*time.Second {
+			t.Fatalf("Settle returned %v after a 300ms deadline", took)
+		}
+		if len(p.d.replies) > maxPendingReplies {
+			t.Fatalf("%d bytes of replies pending, bound %d", len(p.d.replies), maxPendingReplies)
+		}
 	}
 }
 
