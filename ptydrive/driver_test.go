@@ -160,7 +160,7 @@ os.read(0, 1)`)
 // TestVimEditsAFile: insert, Escape, :wq — the file holds the text.
 func TestVimEditsAFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f.txt")
-	p := start(t, 60, 10, "vim", "-u", "NONE", "-N", "-i", "NONE", "--noplugin", file)
+	p := start(t, 60, 10, "vim", "-n", "-u", "NONE", "-N", "-i", "NONE", "--noplugin", file)
 	p.settle(false)
 	p.text("ihello vim")
 	p.settle(false)

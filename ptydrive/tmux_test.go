@@ -101,7 +101,7 @@ func TestFramesEqualTmux(t *testing.T) {
 		{"less", 40, 10, []string{"sh", "-c", "seq 1 300 | less"}, []step{
 			{text: " "}, {text: "/150"}, {key: []string{"Enter"}}, {key: []string{"ArrowUp"}}, {text: "G"},
 		}, "300"},
-		{"vim", 50, 10, []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "--noplugin"}, []step{
+		{"vim", 50, 10, []string{"vim", "-n", "-u", "NONE", "-N", "-i", "NONE", "--noplugin"}, []step{
 			{text: "ifirst line"}, {key: []string{"Enter"}}, {text: "second"}, {key: []string{"Escape"}},
 			{key: []string{"ArrowUp"}}, {text: "dd"}, {text: ":set number"}, {key: []string{"Enter"}},
 		}, "  1 second"},

@@ -131,7 +131,7 @@ while True:
 loop = asyncio.new_event_loop()
 loop.add_reader(sys.stdin, lambda: print("got", sys.stdin.readline().strip(), flush=True))
 loop.run_forever()`}, "", []step{{"ev\r", "got ev"}}},
-		{"vim", []string{"vim", "-u", "NONE", "-N", "-i", "NONE"}, "~", []step{
+		{"vim", []string{"vim", "-n", "-u", "NONE", "-N", "-i", "NONE"}, "~", []step{
 			{"ihello-vim", "hello-vim"},
 			{"\x1b:echo 6*7\r", "42"},
 		}},

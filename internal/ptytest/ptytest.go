@@ -60,6 +60,9 @@ func Start(t testing.TB, slave *os.File, env []string, argv ...string) *exec.Cmd
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.Env = env
+	// In a directory of its own: programs leave files where they run
+	// (vim's swap files landed in the package directory, and in git).
+	cmd.Dir = t.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
