@@ -63,9 +63,7 @@ const randomDraws = 32
 const scanLimit = 4096
 
 // inSandboxIDRange reports whether id is one of the per-sandbox ids.
-func inSandboxIDRange(id int) bool {
-	return id >= sandboxIDBase && id < sandboxIDBase+sandboxIDCount
-}
+func inSandboxIDRange(id int) bool { return reservedWindow().contains(id) }
 
 // perSandboxIDs reports whether Start gives the sandbox an id of its own:
 // root, no user namespace (isolation none never has one), and a UID or
@@ -95,7 +93,7 @@ type idClaim struct {
 type idWindow struct{ base, count int }
 
 // reservedWindow is the reserved range, 0x70000000 .. 0x70ffffff.
-var reservedWindow = idWindow{sandboxIDBase, sandboxIDCount}
+func reservedWindow() idWindow { return idWindow{sandboxIDBase, sandboxIDCount} }
 
 func (w idWindow) rootHalf() (base, count int)  { return w.base, w.count / 2 }
 func (w idWindow) claimHalf() (base, count int) { return w.base + w.count/2, w.count - w.count/2 }
@@ -177,7 +175,7 @@ func idWindowFor(uidMap, gidMap string) (idWindow, error) {
 	if err != nil {
 		return idWindow{}, fmt.Errorf("gid_map: %w", err)
 	}
-	r := reservedWindow
+	r := reservedWindow()
 	if covers(us, r.base, r.base+r.count) && covers(gs, r.base, r.base+r.count) {
 		return r, nil
 	}

@@ -543,7 +543,7 @@ func TestIDPerRoot(t *testing.T) {
 		t.Errorf("runs on one root got uids %v, want one", uids)
 	}
 	n, _ := strconv.Atoi(uids[0])
-	if claimBase, _ := reservedWindow.claimHalf(); !inSandboxIDRange(n) || n >= claimBase {
+	if claimBase, _ := reservedWindow().claimHalf(); !inSandboxIDRange(n) || n >= claimBase {
 		t.Errorf("per-root uid %d is not in the lower half of the range", n)
 	}
 	_, out, _, _ := runBox(t, other.isoSpec(IsolationOS, "/bin/sh", "-c", "id -u"), 20*time.Second)
@@ -563,8 +563,8 @@ func TestIDWindowFor(t *testing.T) {
 		want             idWindow
 		err              error
 	}{
-		{"initial namespace", initial, initial, reservedWindow, nil},
-		{"reserved range mapped", "0 0 1\n1879048192 1879048192 16777216", "0 0 4294967295", reservedWindow, nil},
+		{"initial namespace", initial, initial, reservedWindow(), nil},
+		{"reserved range mapped", "0 0 1\n1879048192 1879048192 16777216", "0 0 4294967295", reservedWindow(), nil},
 		{"rootless podman", "0 1000 1\n1 100000 65536", "0 1000 1\n1 100000 65536", idWindow{1000, 64534}, nil},
 		{"gids narrower", "0 1000 1\n1 100000 65536", "0 1000 1\n1 100000 5000", idWindow{1000, 4001}, nil},
 		{"above the overflow id", "0 0 1\n1 100000 65536\n100000 200000 100000", "0 0 1\n100000 200000 100000", idWindow{100000, 100000}, nil},
