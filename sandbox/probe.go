@@ -211,11 +211,12 @@ const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWN
 // what is not known to be the kernel's lasting no is not one).
 func NamespaceTrial() error {
 	var err error
+	rootless := rootlessMode()
 	for try := 0; try < 3; try++ {
 		if try > 0 {
 			time.Sleep(time.Duration(try) * 20 * time.Millisecond)
 		}
-		if err = procTrial(rootlessMode()); err == nil {
+		if err = procTrial(rootless); err == nil {
 			return nil
 		}
 		if lastingRefusal(err) {
@@ -240,12 +241,8 @@ func lastingRefusal(err error) bool {
 // procTrial is one try of NamespaceTrial: the clone, then the proc mount
 // in the child. A refused mount under masks is a ProcMaskedError.
 func procTrial(rootless bool) error {
-	mnt, err := nsInode("/proc/thread-self/ns/mnt")
-	if err != nil {
-		return fmt.Errorf("own mount namespace: %w", err)
-	}
 	var stderr strings.Builder
-	err = tryClone(sandboxNamespaces, rootless, &stderr, reaper.ModeProcTrial, strconv.FormatUint(mnt, 10))
+	err := tryClone(sandboxNamespaces, rootless, &stderr, reaper.ModeProcTrial)
 	if err == nil {
 		return nil
 	}

@@ -345,33 +345,24 @@ static const int forwarded[] = {
 	SIGALRM, SIGWINCH, SIGCONT, SIGVTALRM, SIGPROF, SIGXCPU,
 };
 
-// proc_trial is the namespace trial's child (argv: [any, Arg, mode,
-// parent's mount-namespace inode]). In the fresh namespaces it was cloned
-// into it does the two steps of a sandbox start that are refused for good
-// in common containers, so that the trial sees the refusal before
-// anything is set up: it mounts a procfs over /proc exactly as
-// libcontainer mounts the sandbox's (refused under a container's masked
-// /proc: mount_too_revealing), and sets a hostname in its UTS namespace
-// (refused by a default seccomp profile to a process without
-// CAP_SYS_ADMIN in the initial user namespace). It refuses to run in its
-// parent's mount namespace, where the mount would be visible outside.
+// proc_trial is the namespace trial's child (argv: [any, Arg, mode]). In
+// the fresh namespaces it was cloned into it does the two steps of a
+// sandbox start that are refused for good in common containers, so that
+// the trial sees the refusal before anything is set up: it mounts a
+// procfs over /proc exactly as libcontainer mounts the sandbox's (refused
+// under a container's masked /proc: mount_too_revealing), and sets a
+// hostname in its UTS namespace (refused by a default seccomp profile to
+// a process without CAP_SYS_ADMIN in the initial user namespace). It
+// first unshares a mount and a UTS namespace of its own, whoever started
+// it, so neither step can touch its caller's (cloned into fresh ones by
+// the trial, these nest inside them and die with the child).
 // Exit 0: both done; 3: a step failed, "<step> <errno number>" on stderr
-// (step: unshare, proc or hostname); 2: usage or not in a mount namespace
-// of its own.
+// (step: unshare, proc or hostname); 2: usage.
 static int proc_trial(int argc, char **argv)
 {
-	if (argc != 4)
+	(void)argv;
+	if (argc != 3)
 		return 2;
-	char *end;
-	errno = 0;
-	unsigned long long parent = strtoull(argv[3], &end, 10);
-	struct stat st;
-	if (errno != 0 || *end != '\0' || parent == 0 || stat("/proc/self/ns/mnt", &st) != 0 ||
-	    (unsigned long long)st.st_ino == parent)
-		return 2;
-	// Namespaces of its own whatever argv says: the inode check above
-	// trusts its caller, this does not. (Cloned into fresh ones by the
-	// trial, these are nested inside them and die with the child.)
 	if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) {
 		fprintf(stderr, "unshare %d\n", errno);
 		return 3;

@@ -57,12 +57,11 @@ const (
 	ModeSandbox = "sandbox" // PID 1 of the sandbox: seccomp, then the subject
 	ModeDirect  = "direct"  // isolation none: subreaper, waits for a byte on FDGo
 	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
-	// ModeProcTrial mounts a fresh procfs over /proc in the new mount
-	// namespace it was cloned into ([any, Arg, ModeProcTrial, the
-	// parent's mount-namespace inode]) and sets a hostname in its UTS
-	// namespace, then exits 0, or 3 with "<step> <errno number>" on
-	// stderr (step: proc, hostname): the namespace trial's test of the
-	// two steps a nested sandbox is refused for good.
+	// ModeProcTrial ([any, Arg, ModeProcTrial]) unshares a mount and a
+	// UTS namespace of its own, mounts a fresh procfs over /proc and sets
+	// a hostname there, then exits 0, or 3 with "<step> <errno number>"
+	// on stderr (step: unshare, proc, hostname): the namespace trial's
+	// test of the two steps a nested sandbox is refused for good.
 	ModeProcTrial = "proc-trial"
 )
 
