@@ -248,18 +248,9 @@ func (j *Judge) pass() ([]task, error) {
 func readTask(pid, tid int) (task, bool) {
 	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
 	t := task{pid: pid, tid: tid}
-	stat, err := os.ReadFile(dir + "stat")
-	if err != nil {
-		return t, false
-	}
-	// The command name may hold anything: the fields start after the
-	// last ')'. Fields from there: state, ppid, pgrp, session, tty_nr.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return t, false
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 5 || len(f[0]) != 1 {
+	// Fields from the state on: state, ppid, pgrp, session, tty_nr.
+	f, ok := statFields(dir + "stat")
+	if !ok || len(f) < 5 || len(f[0]) != 1 {
 		return t, false
 	}
 	t.state = f[0][0]
@@ -283,6 +274,22 @@ func readTask(pid, tid int) (task, bool) {
 	}
 	t.syscall, t.running = parseSyscall(string(sc))
 	return t, true
+}
+
+// statFields reads a /proc/<pid>/stat (or a task's) and returns its
+// fields from the state on: the command name before them may hold
+// anything, spaces and parentheses included, so they start after the last
+// ')'.
+func statFields(path string) ([]string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
 }
 
 // parseSyscall reads /proc/<tid>/syscall: "running", "-1 sp pc" (blocked

@@ -1,11 +1,9 @@
 package quiesce
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,16 +24,8 @@ func TasksInPIDNamespace(inode uint64) ([]int, error) {
 func ProcessTree(root int) ([]int, error) {
 	parents := map[int]int{}
 	pids, err := scanProc(func(pid int) bool {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return false
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			return false
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
+		f, ok := statFields(fmt.Sprintf("/proc/%d/stat", pid))
+		if !ok || len(f) < 2 {
 			return false
 		}
 		parents[pid], _ = strconv.Atoi(f[1])
