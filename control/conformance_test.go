@@ -15,6 +15,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/sharedtest"
 )
 
 // manifestCase is one line of upstream's labelled control corpus.
@@ -36,25 +37,11 @@ type manifestCase struct {
 // corpus gains such a case, add it here with the reason and docs/CONTROL.md.
 var deliberateDifferences = map[string]string{}
 
-// corpusDir returns ../shared/conformance/upstream/control relative to the
-// repository root (the directory holding go.mod), or "" if absent.
+// corpusDir returns ../shared/conformance/upstream/control beside the
+// repository root (internal/sharedtest), or "" if absent.
 func corpusDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return ""
-		}
-		dir = up
-	}
-	c := filepath.Join(dir, "..", "shared", "conformance", "upstream", "control")
+	c := filepath.Join(sharedtest.Dir(tb), "conformance", "upstream", "control")
 	if _, err := os.Stat(filepath.Join(c, "manifest.jsonl")); err != nil {
 		return ""
 	}
