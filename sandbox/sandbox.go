@@ -176,7 +176,7 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		return err
 	}
 	if s.ScratchRoot {
-		scratch, root, err := makeScratchRoot(sb.dir, id, s)
+		scratch, root, err := makeScratchRoot(sb.dir, id, s, rootless)
 		if err != nil {
 			return stepErr("scratch root", scratch, err)
 		}

@@ -62,7 +62,7 @@ const scratchWorkdir = "sandbox"
 // temporary directory itself must pass the state directory's path check
 // (root's or ours, sticky if others can write it), so no one else can
 // rename the scratch root away.
-func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err error) {
+func makeScratchRoot(entry, id string, s *Spec, rootless bool) (scratch, workdir string, err error) {
 	tmp := os.TempDir()
 	scratch = filepath.Join(tmp, scratchPrefix+id)
 	workdir = filepath.Join(scratch, scratchWorkdir)
@@ -74,7 +74,7 @@ func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err er
 	if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(scratch), 0o600); err != nil {
 		return scratch, workdir, err
 	}
-	mode, uid, gid := scratchOwner(s)
+	mode, uid, gid := scratchOwner(s, rootless)
 	if err := unix.Mkdirat(tmpFD, scratchPrefix+id, 0o700); err != nil {
 		return scratch, workdir, &os.PathError{Op: "mkdir", Path: scratch, Err: err}
 	}
@@ -110,8 +110,9 @@ func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err er
 
 // scratchOwner returns the scratch root's mode and the host uid and gid
 // the workdir belongs to: the ids the subject runs as on the host.
-func scratchOwner(s *Spec) (mode uint32, uid, gid int) {
-	if os.Geteuid() != 0 || (s.isolation() == IsolationOS && rootlessMode()) {
+// rootless is Start's choice of path (rootlessMode), not asked again.
+func scratchOwner(s *Spec, rootless bool) (mode uint32, uid, gid int) {
+	if os.Geteuid() != 0 || (s.isolation() == IsolationOS && rootless) {
 		// rootless (by capabilities, privilege.go): the subject is us
 		return 0o700, os.Geteuid(), os.Getegid()
 	}
