@@ -423,3 +423,31 @@ func (d *Driver) poll(events int16, wait time.Duration) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// Pending reports, without reading anything, whether output waits in the
+// terminal: what the program wrote while no epoch was open (a background
+// job, a clock), which the next epoch reads.
+func (d *Driver) Pending() (bool, error) {
+	pfd := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("ptydrive: poll: %w", err)
+		}
+		return n > 0 && pfd[0].Revents&unix.POLLIN != 0, nil
+	}
+}
+
+// KernelSize is the terminal's size as the kernel has it (TIOCGWINSZ),
+// which the program can change on its side; the emulator keeps the size
+// New and Resize set.
+func (d *Driver) KernelSize() (cols, rows int, err error) {
+	ws, err := unix.IoctlGetWinsize(d.fd, unix.TIOCGWINSZ)
+	if err != nil {
+		return 0, 0, fmt.Errorf("ptydrive: get size: %w", err)
+	}
+	return int(ws.Col), int(ws.Row), nil
+}

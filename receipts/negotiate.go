@@ -30,6 +30,7 @@ const (
 	MechanismMountNS = "mount-namespace+pivot-root"   // filesystem
 	MechanismNetNS   = "network-namespace"            // network, deny
 	MechanismAllowNS = "network-namespace+forwarders" // network, allow-list
+	MechanismPTY     = "sandbox-devpts-pty"           // terminal, PTY mode
 )
 
 // Mechanism is what the sandbox did for one constraint, reported by the
@@ -48,15 +49,19 @@ type Request struct {
 	ClockInitialMS int64
 	Locale         string
 	Timezone       string
-	TerminalCaps   int    // number of requested terminal capabilities
-	RootID         string // filesystem.root_id
-	RootMapped     bool   // a --root ID=DIR names RootID
-	RootDir        string // delivered-tier working directory (host path, or in-sandbox path)
-	NetworkMode    string // config.NetworkDeny or config.NetworkAllowList
-	Isolation      Isolation
-	Require        map[Constraint]Tier // minimum tier per constraint
-	Filesystem     Mechanism           // what the sandbox applied for the filesystem
-	Network        Mechanism           // what the sandbox applied for the network
+	TerminalCaps   int // number of requested terminal capabilities
+	// PTY is run --pty: the subject's terminal is a pseudoterminal the
+	// sandbox made, and Terminal is what the sandbox applied for it.
+	PTY         bool
+	Terminal    Mechanism
+	RootID      string // filesystem.root_id
+	RootMapped  bool   // a --root ID=DIR names RootID
+	RootDir     string // delivered-tier working directory (host path, or in-sandbox path)
+	NetworkMode string // config.NetworkDeny or config.NetworkAllowList
+	Isolation   Isolation
+	Require     map[Constraint]Tier // minimum tier per constraint
+	Filesystem  Mechanism           // what the sandbox applied for the filesystem
+	Network     Mechanism           // what the sandbox applied for the network
 }
 
 // Outcome is a finished negotiation: the receipts in table order through
@@ -121,6 +126,9 @@ func decide(c Constraint, req Request) (Receipt, *Refusal, string) {
 		}
 		return delivered(c, map[string]string{EnvTZ: TZValueUTC, EnvTimezone: TimezoneUTC}), nil, ""
 	case Terminal:
+		if req.PTY {
+			return ptyTerminal(req)
+		}
 		if req.TerminalCaps > 0 {
 			return Receipt{}, &Refusal{Constraint: c, Code: CodeUnsupported,
 				Message: "terminal capabilities cannot be applied in control mode (no terminal: the subject speaks over pipes)"}, ""
@@ -152,6 +160,26 @@ func decide(c Constraint, req Request) (Receipt, *Refusal, string) {
 		})
 	}
 	return Receipt{}, &Refusal{Constraint: c, Code: CodeUnsupported, Message: "unknown constraint"}, ""
+}
+
+// ptyTerminal decides the terminal receipt of PTY mode. The terminal is
+// the kernel's: a pseudoterminal of the sandbox's own devpts, its size set
+// before the program starts and checked after. Nothing is delivered, so
+// the tier is os or the run is refused; no capability is offered.
+func ptyTerminal(req Request) (Receipt, *Refusal, string) {
+	if req.TerminalCaps > 0 {
+		return Receipt{}, &Refusal{Constraint: Terminal, Code: CodeUnsupported,
+			Message: "terminal capabilities cannot be applied in PTY mode: v1 offers none"}, ""
+	}
+	if req.Terminal.Tier != OS {
+		code := CodeUnsupported
+		if req.Isolation == IsolationOS {
+			code = CodeNotEnforced
+		}
+		return Receipt{}, &Refusal{Constraint: Terminal, Code: code,
+			Message: "PTY mode needs a terminal of the sandbox's own: " + reasonOr(req.Terminal.Reason, "not applied")}, ""
+	}
+	return Receipt{Constraint: Terminal, Status: Applied, Tier: OS, Mechanism: req.Terminal.Word}, nil, ""
 }
 
 func osOrDelivered(c Constraint, req Request, m Mechanism, deliver func() Receipt) (Receipt, *Refusal, string) {

@@ -30,7 +30,7 @@ func readyWriter(tb testing.TB, runID string) *transcript.Writer {
 		Roots: map[string]string{"app": "/tmp"}}
 	none := receipts.Mechanism{Tier: receipts.Delivered}
 	rec := &recorder{w: transcript.NewWriter(io.Discard, runID),
-		outcome: receipts.Negotiate(negotiationRequest(req, sandbox.IsolationNone, none, none))}
+		outcome: receipts.Negotiate(negotiationRequest(req, sandbox.IsolationNone, none, none, none))}
 	if err := rec.w.Start(rf.Config, rf.Subject); err != nil {
 		tb.Fatal(err)
 	}

@@ -225,6 +225,13 @@ func (s *session) readEnd(pctx context.Context, err error) *ending {
 	if ce, ok := errors.AsType[*control.Error](err); ok {
 		return malformedEnding(s.phase, s.input, ce)
 	}
+	if te, ok := errors.AsType[*terminalError](err); ok {
+		return te.ending(s.phase, s.input)
+	}
+	if _, ok := errors.AsType[*transcript.BudgetError](err); ok {
+		// PTY mode: an epoch's output larger than a record can hold.
+		return s.rec.fail(err, s.phase)
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		<-pctx.Done()
 		during := "read"
@@ -242,6 +249,9 @@ func (s *session) readEnd(pctx context.Context, err error) *ending {
 func (s *session) writeEnd(pctx context.Context, err error) *ending {
 	if errors.Is(err, unix.EPIPE) {
 		return nil
+	}
+	if te, ok := errors.AsType[*terminalError](err); ok {
+		return te.ending(s.phase, s.input)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		<-pctx.Done()

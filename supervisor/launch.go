@@ -63,7 +63,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 			backend, assumed = sandbox.IsolationNone, receipts.Mechanism{Tier: receipts.Delivered, Reason: osUnavailable(err)}
 		}
 	}
-	out := receipts.Negotiate(negotiationRequest(req, backend, assumed, assumed))
+	out := receipts.Negotiate(negotiationRequest(req, backend, assumed, assumed, assumedTerminal(backend)))
 	if out.Refusal != nil {
 		return nil, nil, rec.refuse(out)
 	}
@@ -76,7 +76,11 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	if err == nil {
 		a := box.Applied()
 		fs, nw := mechanisms(a.Filesystem, a.Network, req.Config.Network.Mode)
-		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw))
+		var term receipts.Mechanism
+		if req.PTY {
+			term = terminalMechanism(box, req.Config.Terminal)
+		}
+		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw, term))
 		if real.Refusal != nil {
 			return nil, box, rec.refuse(real)
 		}
@@ -104,7 +108,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	reason := osUnavailable(err)
 	if req.Isolation == receipts.IsolationOS {
 		failed := receipts.Mechanism{Tier: receipts.None, Reason: reason}
-		return nil, nil, rec.refuse(receipts.Negotiate(negotiationRequest(req, backend, failed, failed)))
+		return nil, nil, rec.refuse(receipts.Negotiate(negotiationRequest(req, backend, failed, failed, failed)))
 	}
 	// auto, with namespaces available (the trial passed): whatever went
 	// wrong was set up first, so running without namespaces now is the
@@ -184,7 +188,17 @@ func osUnavailable(err error) string {
 	return "sandbox could not be started"
 }
 
-func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw receipts.Mechanism) receipts.Request {
+// assumedTerminal is, before a start, the best the backend can give the
+// terminal in PTY mode: only the os backend makes a terminal of the
+// sandbox's own.
+func assumedTerminal(backend sandbox.Isolation) receipts.Mechanism {
+	if backend == sandbox.IsolationOS {
+		return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
+	}
+	return receipts.Mechanism{Tier: receipts.None, Reason: "no sandbox: isolation none"}
+}
+
+func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw, term receipts.Mechanism) receipts.Request {
 	c := req.Config
 	root, mapped := req.Roots[c.Filesystem.RootID]
 	if backend == sandbox.IsolationOS {
@@ -195,7 +209,7 @@ func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw receipts
 		TerminalCaps: len(c.Terminal.Capabilities),
 		RootID:       c.Filesystem.RootID, RootMapped: mapped, RootDir: root,
 		NetworkMode: c.Network.Mode, Isolation: req.Isolation, Require: req.Require,
-		Filesystem: fs, Network: nw,
+		Filesystem: fs, Network: nw, PTY: req.PTY, Terminal: term,
 	}
 }
 
@@ -231,7 +245,13 @@ func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io
 		env[receipts.EnvFSRoot] = sandbox.Workdir
 		env[receipts.EnvNetwork] = req.Config.Network.Mode
 	}
-	return sandbox.Spec{
+	if req.PTY {
+		// Set, never inherited (docs/PTY.md): what the emulator
+		// implements, and UTF-8 output.
+		env["TERM"], env["LANG"] = ptyTERM, ptyLANG
+		io = stdio{}
+	}
+	spec := sandbox.Spec{
 		Isolation: backend,
 		Args:      req.Args,
 		Env:       receipts.EnvList(env),
@@ -242,6 +262,11 @@ func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io
 		Stdin:     io.in, Stdout: io.out, Stderr: io.errOut,
 		StateDir: req.StateDir,
 	}
+	if req.PTY {
+		t := req.Config.Terminal
+		spec.Terminal = &sandbox.TerminalSize{Cols: uint16(t.Columns), Rows: uint16(t.Rows)}
+	}
+	return spec
 }
 
 func networkPolicy(n config.Network) netpolicy.Policy {

@@ -198,7 +198,7 @@ func exampleRequest(t *testing.T, args ...string) Request {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	inputs, err := ParseInputs(f)
+	inputs, err := ParseInputs(f, false)
 	if err != nil {
 		t.Fatal(err)
 	}

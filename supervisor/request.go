@@ -16,6 +16,7 @@ import (
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
+	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // Default deadlines. They are host abort policy, never evidence: a
@@ -58,9 +59,17 @@ type Request struct {
 	Config  config.Config
 	Subject transcript.Subject // replay selectors; Adapter is set by Run
 	// Inputs are the input script: input.text, input.key, input.resize,
-	// input.clock_advanced and input.stop (the kinds control/v1 can carry).
-	// Run appends input.stop when the script does not end with one.
+	// input.clock_advanced and input.stop (the kinds control/v1 can
+	// carry), and in PTY mode also input.mouse and input.clipboard_set
+	// (InputKinds). Run appends input.stop when the script does not end
+	// with one.
 	Inputs []transcript.Input
+
+	// PTY runs the subject as an unmodified terminal program on a
+	// pseudoterminal of the sandbox's own (run --pty, docs/PTY.md)
+	// instead of over control/v1. It needs the os backend: elsewhere the
+	// terminal receipt is refused (run.unsupported).
+	PTY bool
 
 	Args   []string          // the subject's argv, resolved inside the sandbox
 	Roots  map[string]string // root_id → host directory (--root ID=DIR)
@@ -179,7 +188,16 @@ func (r *Request) prepare() error {
 	if r.Subject.Platform == nil {
 		r.Subject.Platform = &transcript.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	}
-	inputs, err := checkScript(r.Inputs, !r.Replay)
+	if r.PTY {
+		t := r.Config.Terminal
+		if t.Columns > vt.MaxCols || t.Rows > vt.MaxRows {
+			return usagef("terminal %dx%d: PTY mode's terminal is at most %dx%d", t.Columns, t.Rows, vt.MaxCols, vt.MaxRows)
+		}
+		if r.StderrPath != "" {
+			return usagef("--stderr: in PTY mode the terminal is the subject's stderr; what it writes there is in the observations")
+		}
+	}
+	inputs, err := checkScript(r.Inputs, !r.Replay, InputKinds(r.PTY))
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -193,9 +211,8 @@ func (r *Request) prepare() error {
 // checkScript refuses what control/v1 cannot carry or the transcript would
 // refuse, and appends input.stop when missing.
 // Without addStop (a replay) nothing is appended.
-func checkScript(in []transcript.Input, addStop bool) ([]transcript.Input, error) {
+func checkScript(in []transcript.Input, addStop bool, kinds []string) ([]transcript.Input, error) {
 	out := make([]transcript.Input, 0, len(in)+1)
-	kinds := controlInputKinds()
 	var check transcript.InputChecker
 	for i, x := range in {
 		if err := check.Check(x, kinds...); err != nil {
@@ -327,19 +344,26 @@ func ParseRunFile(data []byte) (RunFile, error) {
 	return rf, nil
 }
 
-// controlInputKinds are the input kinds termverify.control/v1 carries: a
-// control subject can be given no other.
-func controlInputKinds() []string {
-	return []string{transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
+// InputKinds are the input kinds a subject can be given:
+// termverify.control/v1 carries text, keys, resizes, the clock and stop;
+// a terminal (pty) also takes mouse reports and a clipboard to answer
+// OSC 52 queries from.
+func InputKinds(pty bool) []string {
+	k := []string{transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
 		transcript.KindInputClock, transcript.KindInputStop}
+	if pty {
+		k = append(k, transcript.KindInputMouse, transcript.KindInputClipboard)
+	}
+	return k
 }
 
 // ParseInputs reads an input script with transcript.ReadScript (JSONL, one
 // {"kind", "payload"} input per line, limits enforced while reading),
-// admitting only the kinds control/v1 carries. The first bad line is
-// refused with a *transcript.DecodeError naming it; nothing is started.
-func ParseInputs(r io.Reader) ([]transcript.Input, error) {
-	in, err := transcript.ReadScript(r, controlInputKinds()...)
+// admitting only the kinds the mode carries (InputKinds). The first bad
+// line is refused with a *transcript.DecodeError naming it; nothing is
+// started.
+func ParseInputs(r io.Reader, pty bool) ([]transcript.Input, error) {
+	in, err := transcript.ReadScript(r, InputKinds(pty)...)
 	if err != nil {
 		return nil, fmt.Errorf("input script: %w", err)
 	}
@@ -348,13 +372,13 @@ func ParseInputs(r io.Reader) ([]transcript.Input, error) {
 
 // ReadInputsFile opens the input script at path and parses it with
 // ParseInputs; errors name the file.
-func ReadInputsFile(path string) ([]transcript.Input, error) {
+func ReadInputsFile(path string, pty bool) ([]transcript.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("input script: %w", err)
 	}
 	defer f.Close()
-	in, err := ParseInputs(f)
+	in, err := ParseInputs(f, pty)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -88,33 +88,46 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, &UsageError{Err: err}
 	}
 
-	pipes, err := openPipes(&req)
-	if err != nil {
-		return Result{}, err
+	// A control subject speaks over three pipes; a PTY subject's terminal
+	// is all three of its streams.
+	var pipes *pipes
+	var child stdio
+	if !req.PTY {
+		if pipes, err = openPipes(&req); err != nil {
+			return Result{}, err
+		}
+		defer pipes.close()
+		child = pipes.child()
 	}
-	defer pipes.close()
 	ev.mark("prepare")
 
-	l, box, end := launch(ctx, &req, pipes.child(), rec, ev)
-	// The subject has its own copies of its ends; ours would keep end of
-	// stream from ever coming.
-	pipes.closeChild()
+	l, box, end := launch(ctx, &req, child, rec, ev)
+	if pipes != nil {
+		// The subject has its own copies of its ends; ours would keep end
+		// of stream from ever coming.
+		pipes.closeChild()
+	}
 	if end == nil {
 		rec.outcome = l.outcome
-		s := newSession(rec, box, newPipeConn(ctx, &pipes.io), &req)
-		end = s.handshake(ctx)
-		ev.mark("handshake")
-		if end == nil {
-			end = s.runEpochs(ctx, req.Inputs)
-			ev.mark("epochs")
+		c, cend := connect(ctx, &req, box, pipes, rec)
+		if end = cend; end == nil {
+			s := newSession(rec, box, c, &req)
+			end = s.handshake(ctx)
+			ev.mark("handshake")
+			if end == nil {
+				end = s.runEpochs(ctx, req.Inputs)
+				ev.mark("epochs")
+			}
+			s.close()
 		}
-		s.close()
 	}
 	teardown(box, ev)
-	pipes.drain.finish()
-	ev.noteStderr(pipes.drain, req.StderrPath)
-	if s := ev.Stderr; s.FileDropped > 0 && s.FileError == "" {
-		req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
+	if pipes != nil {
+		pipes.drain.finish()
+		ev.noteStderr(pipes.drain, req.StderrPath)
+		if s := ev.Stderr; s.FileDropped > 0 && s.FileError == "" {
+			req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
+		}
 	}
 
 	res, err := rec.finish(end)
@@ -136,6 +149,27 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	return res, nil
+}
+
+// connect is the session's conn for a started subject: control/v1 over
+// its pipes, or its terminal in PTY mode. A terminal that cannot be
+// driven ends the run (the receipts first, as every failed run states
+// them) with its tree killed.
+func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, rec *recorder) (conn, *ending) {
+	if !req.PTY {
+		return newPipeConn(ctx, &p.io), nil
+	}
+	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch)
+	if err == nil {
+		return c, nil
+	}
+	_ = box.Kill()
+	req.Logf("the subject's terminal cannot be driven: %v", err)
+	if werr := rec.writeReceipts(); werr != nil {
+		return nil, rec.fail(werr, phaseHandshake)
+	}
+	te := &terminalError{failure: FailureTerminal, err: err}
+	return nil, te.ending(phaseHandshake, 0)
 }
 
 // teardown kills whatever still runs in the sandbox and removes every

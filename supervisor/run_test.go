@@ -103,7 +103,7 @@ func TestExample(t *testing.T) {
 
 	// The inputs of the first transcript, run again (as replay does),
 	// give the same transcript.
-	replay, err := o.tr.Inputs(controlInputKinds()...)
+	replay, err := o.tr.Inputs(InputKinds(false)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestUsage(t *testing.T) {
 		`{"kind":"input.text","payload":{"at_ms":0,"text":"a"}}`,
 	}
 	for _, line := range bad {
-		_, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"ok"}}` + "\n" + line + "\n"))
+		_, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"ok"}}`+"\n"+line+"\n"), false)
 		se, ok := errors.AsType[*transcript.DecodeError](err)
 		if !ok || se.Line < 2 {
 			t.Errorf("%s: %v, want a *transcript.DecodeError naming line 2 or later", line, err)

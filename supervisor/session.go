@@ -325,11 +325,55 @@ func (s *session) exited(pctx context.Context, claim *control.Exit, failure *con
 	return s.exitWith(exit, claim, failure)
 }
 
-// exitedInHandshake is end of stream before any handshake reply.
+// exitRecorder is a conn that observes the ended subject itself: the PTY
+// conn's last observation shows the screen the program left.
+type exitRecorder interface {
+	exitRecords(exit transcript.Exit) ([]transcript.Diagnostic, transcript.Observation, error)
+}
+
+// observeExit records the observation that closes an open epoch with the
+// OS exit: upstream's synthesized one, or the conn's own.
+func (s *session) observeExit(exit transcript.Exit) *ending {
+	er, ok := s.conn.(exitRecorder)
+	if !ok {
+		if err := s.rec.observe(exitedObservation(exit)); err != nil {
+			return s.rec.fail(err, s.phase)
+		}
+		return nil
+	}
+	diags, o, err := er.exitRecords(exit)
+	if err != nil {
+		return s.rec.fail(err, s.phase)
+	}
+	for _, d := range diags {
+		if err := s.rec.diagnostic(d); err != nil {
+			return s.rec.fail(err, s.phase)
+		}
+	}
+	if err := s.rec.observe(o); err != nil {
+		return s.rec.fail(err, s.phase)
+	}
+	return nil
+}
+
+// exitedInHandshake is end of stream before any handshake reply. A
+// terminal program that ends before it ever waits for input (top -b,
+// ls) has run as it should: its last screen is the readiness observation
+// and the last one, and the run finishes with its exit.
 func (s *session) exitedInHandshake(pctx context.Context) *ending {
 	exit, end := s.waitExit(pctx)
 	if end != nil {
 		return end
+	}
+	if _, ok := s.conn.(exitRecorder); ok {
+		observed := osExit(exit)
+		if err := s.rec.writeReceipts(); err != nil {
+			return s.rec.fail(err, s.phase)
+		}
+		if end := s.observeExit(observed); end != nil {
+			return end
+		}
+		return &ending{finished: &observed}
 	}
 	e := lifecycleEnding(s.phase, violExitedInStart, "", 0, "the subject exited before replying to session.hello")
 	*e.failed.Details = canon.ObjectValue(append(e.failed.Details.Members, canon.M("exit", osExit(exit).Value()))...)
@@ -375,8 +419,8 @@ func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *cont
 				return s.rec.fail(err, s.phase)
 			}
 		}
-		if err := s.rec.observe(exitedObservation(observed)); err != nil {
-			return s.rec.fail(err, s.phase)
+		if end := s.observeExit(observed); end != nil {
+			return end
 		}
 	}
 	if failure != nil {

@@ -64,10 +64,6 @@ run put no transcript in place.`,
 	return cmd
 }
 
-// controlKinds are the input kinds a control/v1 subject can receive.
-var controlKinds = []string{transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
-	transcript.KindInputClock, transcript.KindInputStop}
-
 // notRun says why a source never ran ("" when it did): it ended
 // run.unsupported, or run.failed with no observation of a running subject
 // (the readiness observation never came). Upstream's rule: only an
@@ -116,12 +112,12 @@ func reachedExecution(r *transcript.Record) bool {
 
 // unsendable names the source's inputs a control/v1 subject cannot
 // receive, each kind once with its first seq; "" when there are none.
-func unsendable(t *transcript.Transcript) string {
+func unsendable(t *transcript.Transcript, kinds []string) string {
 	var found []string
 	seen := map[string]bool{}
 	for i := range t.Records {
 		r := &t.Records[i]
-		if !strings.HasPrefix(r.Kind, "input.") || slices.Contains(controlKinds, r.Kind) || seen[r.Kind] {
+		if !strings.HasPrefix(r.Kind, "input.") || slices.Contains(kinds, r.Kind) || seen[r.Kind] {
 			continue
 		}
 		seen[r.Kind] = true
@@ -139,8 +135,9 @@ func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) 
 	if o.transcript == "-" {
 		return req, errors.New("--transcript: give a file; replay prints its verdict on stdout and reads the new transcript back to compare it")
 	}
-	if bad := unsendable(src); bad != "" {
-		return req, fmt.Errorf("the source has inputs a control/v1 subject cannot receive: %s; nothing was started", bad)
+	kinds := supervisor.InputKinds(o.pty)
+	if bad := unsendable(src, kinds); bad != "" {
+		return req, fmt.Errorf("the source has inputs a control/v1 subject cannot receive: %s; replay them with --pty, or against a terminal program; nothing was started", bad)
 	}
 	// The subject reads the run id in session.hello (the echo subject
 	// echoes it in its state), so the source's is the default: another id
@@ -159,7 +156,7 @@ func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) 
 	// this host. Whether they match the source is reported, not enforced.
 	subj.Adapter, subj.Platform = transcript.Selector{}, nil
 	req.Subject = subj
-	if req.Inputs, err = src.Inputs(controlKinds...); err != nil {
+	if req.Inputs, err = src.Inputs(kinds...); err != nil {
 		return req, fmt.Errorf("the source's inputs: %w", err)
 	}
 	req.Replay = true

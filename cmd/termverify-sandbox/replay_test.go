@@ -79,7 +79,7 @@ func TestReplayPlan(t *testing.T) {
 	// Inputs a control/v1 subject cannot receive.
 	for _, tc := range []struct{ file, kind string }{{"0217-accept.jsonl", "input.mouse (first at seq 9)"}, {"0277-accept.jsonl", "input.clipboard_set (first at seq 9)"}} {
 		src := readSource(t, filepath.Join(corpusDir, tc.file))
-		if got := unsendable(src); got != tc.kind {
+		if got := unsendable(src, supervisor.InputKinds(false)); got != tc.kind {
 			t.Errorf("unsendable(%s) = %q, want %q", tc.file, got, tc.kind)
 		}
 		if _, err := o.replayRequest(src, []string{"./subject"}); err == nil || !strings.Contains(err.Error(), tc.kind) {

@@ -41,6 +41,7 @@ type runFlags struct {
 	transcript string
 	evidence   string
 	stderr     string
+	pty        bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -92,6 +93,7 @@ func (o *runFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.transcript, "transcript", "", `transcript file, written whole or not at all ("-" for stdout) (required)`)
 	f.StringVar(&o.evidence, "evidence", "", "write volatile host evidence (namespaces, cgroups, pids, times, stderr) as JSON")
 	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE, a regular file with no symlink on its path (default: discarded)")
+	f.BoolVar(&o.pty, "pty", false, "run SUBJECT as an unmodified terminal program on a terminal of the sandbox's own and record its screens (docs/PTY.md), instead of over termverify.control/v1")
 	f.StringVar(&o.stderrMax, "stderr-limit", fmt.Sprint(supervisor.DefaultStderrLimit), "largest --stderr file; what the subject writes beyond it is counted in the evidence and dropped")
 }
 
@@ -134,9 +136,9 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	// Each reader enforces its file's size limit while reading.
 	switch {
 	case o.inputs == "-":
-		req.Inputs, err = supervisor.ParseInputs(os.Stdin)
+		req.Inputs, err = supervisor.ParseInputs(os.Stdin, o.pty)
 	case o.inputs != "":
-		req.Inputs, err = supervisor.ReadInputsFile(o.inputs)
+		req.Inputs, err = supervisor.ReadInputsFile(o.inputs, o.pty)
 	}
 	if err != nil {
 		return req, err
@@ -170,7 +172,7 @@ func (o runFlags) apply(req *supervisor.Request, args []string) error {
 	if req.StderrLimit, err = parseSize(o.stderrMax); err != nil {
 		return fmt.Errorf("--stderr-limit: %w", err)
 	}
-	req.Args, req.RootFS, req.StateDir = args, o.rootfs, o.stateDir
+	req.Args, req.RootFS, req.StateDir, req.PTY = args, o.rootfs, o.stateDir, o.pty
 	req.Deadlines = supervisor.Deadlines{Handshake: o.handshake, Epoch: o.epoch, Run: o.runLimit}
 	if o.transcript != "-" {
 		req.TranscriptPath = o.transcript

@@ -1,0 +1,513 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/ptydrive"
+	"github.com/termverify/termverify-sandbox/ptyinput"
+	"github.com/termverify/termverify-sandbox/quiesce"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// PTY mode (run --pty, docs/PTY.md). The subject is an unmodified
+// terminal program on a pseudoterminal of the sandbox's own devpts. Its
+// inputs are typed into the terminal as xterm would send them, and what
+// comes back is an observation of the screen it drew, taken when the
+// kernel says it waits for input again (ptydrive, quiesce). No control/v1
+// byte is exchanged: ptyConn makes the messages a control subject would
+// have sent, so the lifecycle, the deadlines, the recording and the OS
+// exit are the session's, as for every conn.
+
+// Diagnostic codes of PTY mode, each recorded in the epoch it concerns.
+const (
+	DiagOutputInvalid   = "terminal-output-invalid-utf8" // bytes of the output that are not UTF-8, replaced by U+FFFD
+	DiagOutputIdle      = "terminal-output-while-idle"   // output written while no epoch was open, recorded in this one
+	DiagSizeChanged     = "terminal-size-changed"        // the program set its terminal's size; frames keep the emulator's
+	DiagMouseOff        = "terminal-mouse-not-enabled"   // input.mouse while the program reports no mouse: nothing written
+	DiagRepliesDropped  = "terminal-replies-dropped"     // query replies the program did not take, dropped
+	DiagNotWaiting      = "terminal-not-waiting"         // at a deadline: what quiesce last saw
+	DiagStopGraceKilled = "terminal-stop-killed"         // the program outlived the hangup's grace period and was killed
+)
+
+// Failure words (details.failure) of PTY mode.
+const (
+	FailureInput    = "input-unencodable" // an input the terminal cannot send: nothing of it was written
+	FailureTerminal = "terminal-failed"   // the terminal itself failed (not the program)
+)
+
+// Environment of a PTY subject, set and never inherited: TERM names what
+// the vt emulator implements (and what the tmux comparisons use as
+// default-terminal); LANG makes the program's output UTF-8, which the
+// frames and terminal.output events hold.
+const (
+	ptyTERM = "xterm-256color"
+	ptyLANG = "C.UTF-8"
+)
+
+// maxStopGrace bounds how long a program may take to end after the
+// hangup of input.stop before its tree is killed; half the epoch deadline
+// when that is shorter, so the kill comes before the deadline would.
+const maxStopGrace = 2 * time.Second
+
+// ptyConn is the PTY adapter's conn.
+type ptyConn struct {
+	ctx    context.Context // the run's: its end fails every later wait at once
+	box    *sandbox.Sandbox
+	drv    *ptydrive.Driver
+	slave  *os.File      // from TIOCGPTPEER: polled and queried by quiesce, never read
+	exited chan struct{} // closed once everything in the sandbox has ended
+
+	deadline time.Time
+	grace    time.Duration
+
+	queue   []control.Message // made by this epoch, not yet returned by next
+	err     error             // returned by next once queue is empty
+	eof     bool              // next returns io.EOF: the program has ended
+	stop    bool              // input.stop was delivered: next awaits the end
+	atOnce  bool              // the epoch closes without waiting (a resize to the same size)
+	idleOut bool              // output waited in the terminal when this epoch's input was sent
+	stuck   bool              // a write did not complete: the program stopped reading
+	held    string            // the mouse button down, for input.mouse move
+	ready   bool              // the readiness observation was made
+
+	replies int64 // the driver's dropped replies already reported
+}
+
+// newPTYConn drives the terminal of a started sandbox (Spec.Terminal).
+func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration) (*ptyConn, error) {
+	master := box.Console()
+	if master == nil {
+		return nil, errors.New("the sandbox has no terminal")
+	}
+	pidNS := box.Evidence().Namespaces["pid"]
+	if pidNS == 0 {
+		return nil, errors.New("the sandbox's PID namespace is unknown: quiescence cannot be judged")
+	}
+	slave, err := ptyPeer(master)
+	if err != nil {
+		return nil, err
+	}
+	drv, err := ptydrive.New(master, slave, ptydrive.Config{
+		Cols: int(size.Columns), Rows: int(size.Rows),
+		// The frame is the screen: no scrollback is kept (its memory per
+		// line is unbounded by the width for combining clusters).
+		Scrollback: 0,
+		Tasks:      func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) },
+		// One string of a record holds at most MaxStringBytes: an epoch
+		// whose output is longer cannot be recorded (a budget failure),
+		// so no more is kept than shows that.
+		OutputBudget: canon.MaxStringBytes + 1,
+	})
+	if err != nil {
+		_ = slave.Close()
+		return nil, err
+	}
+	c := &ptyConn{ctx: ctx, box: box, drv: drv, slave: slave, exited: make(chan struct{}),
+		grace: min(maxStopGrace, epoch/2)}
+	go func() {
+		// Wait may be called concurrently with the session's; it returns
+		// once the sandbox's init is gone, which teardown guarantees.
+		_, _ = box.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// ptyPeer opens the slave of master with TIOCGPTPEER: by the master's own
+// devpts, with no path looked up in anyone's mount namespace.
+func ptyPeer(master *os.File) (*os.File, error) {
+	sc, err := master.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	var fd uintptr
+	var errno unix.Errno
+	if err := sc.Control(func(m uintptr) {
+		fd, _, errno = unix.Syscall(unix.SYS_IOCTL, m, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	}); err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("terminal: TIOCGPTPEER: %w", errno)
+	}
+	return os.NewFile(fd, "pty-slave"), nil
+}
+
+// terminalMechanism checks what a started sandbox applied for the
+// terminal in PTY mode: a terminal of its own (the sandbox verified it is
+// a pty master of its devpts when it arrived) whose size is the requested
+// one, as the program's first TIOCGWINSZ sees it.
+func terminalMechanism(box *sandbox.Sandbox, want config.Terminal) receipts.Mechanism {
+	master := box.Console()
+	if master == nil {
+		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}
+	}
+	sc, err := master.SyscallConn()
+	if err != nil {
+		return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal is unreadable"}
+	}
+	var ws *unix.Winsize
+	var werr error
+	if err := sc.Control(func(fd uintptr) { ws, werr = unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ) }); err != nil || werr != nil {
+		return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size could not be read"}
+	}
+	if int64(ws.Col) != want.Columns || int64(ws.Row) != want.Rows {
+		return receipts.Mechanism{Tier: receipts.None, Reason: fmt.Sprintf("the terminal is %dx%d, not the requested %dx%d", ws.Col, ws.Row, want.Columns, want.Rows)}
+	}
+	return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
+}
+
+func (c *ptyConn) setDeadline(t time.Time) { c.deadline = t }
+
+// opContext bounds one wait by the deadline and the run.
+func (c *ptyConn) opContext() (context.Context, context.CancelFunc) {
+	if c.deadline.IsZero() {
+		return context.WithCancel(c.ctx)
+	}
+	return context.WithDeadline(c.ctx, c.deadline)
+}
+
+// hello writes nothing: a terminal program is not told it is tested. The
+// handshake is waiting for its first quiet point (next).
+func (c *ptyConn) hello(string, config.Config) error { return nil }
+
+func (c *ptyConn) prepare(transcript.Input) {}
+
+// prepared is never: an input's bytes depend on the modes the program has
+// set by the time it is sent, so inputs are sent in the plain order.
+func (c *ptyConn) prepared() (int, bool) { return 0, false }
+
+// deliver types in into the terminal. Errors: os.ErrDeadlineExceeded when
+// the program stopped reading before the deadline or the run ended; a
+// *terminalError for an input the terminal cannot send (nothing written)
+// or a failed terminal.
+func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
+	c.atOnce, c.idleOut = false, false
+	if pending, err := c.drv.Pending(); err != nil {
+		return &terminalError{failure: FailureTerminal, err: err}
+	} else if pending {
+		c.idleOut = true
+	}
+	ctx, cancel := c.opContext()
+	defer cancel()
+	var err error
+	switch v := in.(type) {
+	case transcript.Text:
+		err = c.drv.Text(ctx, v.Text)
+	case transcript.Key:
+		err = c.drv.Key(ctx, v.Keys)
+	case transcript.Resize:
+		var changed bool
+		changed, err = c.drv.Resize(int(v.Columns), int(v.Rows))
+		if err != nil {
+			return &terminalError{failure: FailureInput, err: err}
+		}
+		c.atOnce = !changed
+	case transcript.Mouse:
+		err = c.mouse(ctx, v)
+	case transcript.ClipboardSet:
+		c.drv.SetClipboard([]byte(v.Text))
+	case transcript.ClockAdvanced:
+		// A terminal has no clock to advance: nothing is written, and the
+		// epoch closes at the next quiet point.
+	case transcript.Stop:
+		c.stop = true
+		c.hangup()
+	default:
+		return &terminalError{failure: FailureInput, err: fmt.Errorf("%T cannot be sent to a terminal", in)}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ptyinput.ErrUnencodable), errors.Is(err, ptyinput.ErrInvalidChord), errors.Is(err, ptyinput.ErrInvalidMouse):
+		return &terminalError{failure: FailureInput, err: err}
+	case errors.Is(err, ptydrive.ErrStoppedReading):
+		c.stuck = true
+		return os.ErrDeadlineExceeded
+	}
+	return &terminalError{failure: FailureTerminal, err: err}
+}
+
+// mouse sends an SGR report, or notes that the program reports no mouse
+// (nothing written). A move carries the button a preceding press left
+// down, as a terminal knows it.
+func (c *ptyConn) mouse(ctx context.Context, m transcript.Mouse) error {
+	ev := ptyinput.MouseEvent{Action: m.Action, Column: m.Column, Row: m.Row, Button: m.Button, Delta: m.Delta, Held: c.held}
+	err := c.drv.Mouse(ctx, ev)
+	switch m.Action {
+	case "press":
+		c.held = m.Button
+	case "release":
+		c.held = ""
+	}
+	if errors.Is(err, ptyinput.ErrMouseNotEnabled) {
+		c.queue = append(c.queue, ptyDiagnostic(DiagMouseOff,
+			"the program has not enabled mouse reporting: nothing was written", nil))
+		return nil
+	}
+	return err
+}
+
+// hangup is what closing a terminal does to its session: SIGHUP, then
+// SIGCONT for a stopped job. The sandbox's init is the session leader; it
+// passes both on to the subject. An error means the program is already
+// gone, which the wait that follows finds out.
+func (c *ptyConn) hangup() {
+	_ = c.box.Signal(unix.SIGHUP)
+	_ = c.box.Signal(unix.SIGCONT)
+}
+
+// next returns, in order: this epoch's diagnostics, then its closing
+// observation (at the first input wait: session.ready with it), or io.EOF
+// once the program has ended. After input.stop it only waits for the end.
+func (c *ptyConn) next() (control.Message, int, error) {
+	if len(c.queue) > 0 {
+		m := c.queue[0]
+		c.queue = c.queue[1:]
+		return m, 0, nil
+	}
+	if c.err != nil {
+		err := c.err
+		c.err = nil
+		return nil, 0, err
+	}
+	if c.eof {
+		return nil, 0, io.EOF
+	}
+	if c.stop {
+		if err := c.awaitEnd(); err != nil {
+			return nil, 0, err
+		}
+		c.stop = false // ended: its diagnostic (if any), then io.EOF
+		return c.next()
+	}
+	if c.atOnce {
+		c.atOnce = false
+		return c.closeEpoch()
+	}
+	ctx, cancel := c.opContext()
+	defer cancel()
+	st, err := c.drv.Settle(ctx, c.exited)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The deadline (or the run's end): say what quiesce last saw, as
+		// the backstop for what it cannot see, then fail.
+		c.err = os.ErrDeadlineExceeded
+		return ptyDiagnostic(DiagNotWaiting, "the program was not waiting for input when the deadline came: "+st.Why, nil), 0, nil
+	case err != nil:
+		return nil, 0, &terminalError{failure: FailureTerminal, err: err}
+	case st.Exited:
+		c.eof = true
+		return nil, 0, io.EOF
+	}
+	return c.closeEpoch()
+}
+
+// closeEpoch makes the epoch's closing messages: its diagnostics, then the
+// observation, which next returns first.
+func (c *ptyConn) closeEpoch() (control.Message, int, error) {
+	out := c.drv.TakeOutput()
+	if out.Dropped > 0 {
+		return nil, 0, outputBudget(out)
+	}
+	diags := c.notes(out)
+	var m control.Message = c.observation(out)
+	if !c.ready {
+		// The first quiet point: the screen before any input.
+		c.ready = true
+		m = control.Ready{Observation: m.(control.Observation)}
+	}
+	c.queue = append(c.queue, diags...)
+	c.queue = append(c.queue, m)
+	return c.next()
+}
+
+// notes are the diagnostics of an epoch's close.
+func (c *ptyConn) notes(out ptydrive.Output) []control.Message {
+	var d []control.Message
+	if c.idleOut {
+		c.idleOut = false
+		d = append(d, ptyDiagnostic(DiagOutputIdle,
+			"the program wrote to its terminal while no epoch was open (a background job, a clock); that output is in this epoch's observation", nil))
+	}
+	if out.Invalid > 0 {
+		d = append(d, ptyDiagnostic(DiagOutputInvalid,
+			fmt.Sprintf("%d bytes of the output are not UTF-8 and were replaced by U+FFFD", out.Invalid),
+			details{}.num("replaced", int64(out.Invalid)).value()))
+	}
+	if n := c.drv.RepliesDropped; n > c.replies {
+		d = append(d, ptyDiagnostic(DiagRepliesDropped,
+			fmt.Sprintf("%d bytes of replies to the program's queries were dropped: it did not read the ones before", n-c.replies),
+			details{}.num("bytes", n-c.replies).value()))
+		c.replies = n
+	}
+	scr := c.drv.Screen()
+	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != scr.Cols || rows != scr.Rows) {
+		d = append(d, ptyDiagnostic(DiagSizeChanged,
+			fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, scr.Cols, scr.Rows),
+			details{}.num("columns", int64(cols)).num("rows", int64(rows)).value()))
+	}
+	return d
+}
+
+// observation is the screen now, in upstream's terminal shape.
+func (c *ptyConn) observation(out ptydrive.Output) control.Observation {
+	scr := c.drv.Screen()
+	mode := "normal"
+	if scr.Alternate {
+		mode = "alternate"
+	}
+	o := control.Observation{
+		State: canon.ObjectValue(canon.M("terminal", canon.ObjectValue(
+			canon.M("columns", canon.IntValue(int64(scr.Cols))),
+			canon.M("rows", canon.IntValue(int64(scr.Rows))),
+		))),
+		UI: control.UI{
+			Regions: []control.Region{},
+			Cursor:  control.Cursor{Column: int64(scr.Cursor.Col), Row: int64(scr.Cursor.Row), Visible: scr.Cursor.Visible},
+			Mode:    &mode,
+		},
+		Events:  []control.Event{},
+		Frame:   &control.Frame{Lines: scr.Lines, Columns: int64(scr.Cols), Rows: int64(scr.Rows)},
+		Process: &control.Process{State: control.ProcessRunning},
+	}
+	if out.Text != "" {
+		o.Events = append(o.Events, control.Event{Type: "terminal.output",
+			Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(out.Text)))})
+	}
+	return o
+}
+
+// exitRecords are the records that end a program that exited: the
+// diagnostics of its last output, and an observation of the screen it
+// left with the OS-observed exit.
+func (c *ptyConn) exitRecords(exit transcript.Exit) ([]transcript.Diagnostic, transcript.Observation, error) {
+	out := c.drv.TakeFinalOutput()
+	if out.Dropped > 0 {
+		return nil, transcript.Observation{}, outputBudget(out)
+	}
+	var diags []transcript.Diagnostic
+	for _, m := range c.notes(out) {
+		diags = append(diags, diagnosticRecord(m.(control.Diagnostic)))
+	}
+	obs := c.observation(out)
+	o := observationRecord(&obs)
+	o.Process = &transcript.Process{Exited: true, Exit: exit}
+	return diags, o, nil
+}
+
+// awaitEnd waits, after the hangup, for the program to end (then eof is
+// set); past the grace period its tree is killed. The output it writes meanwhile is read
+// (a program blocked writing cannot end) and kept for the last
+// observation.
+func (c *ptyConn) awaitEnd() error {
+	ctx, cancel := c.opContext()
+	defer cancel()
+	gctx, gcancel := context.WithTimeout(ctx, c.grace)
+	defer gcancel()
+	for {
+		st, err := c.drv.Settle(gctx, c.exited)
+		if err == nil && st.Exited {
+			c.eof = true
+			return nil
+		}
+		if err != nil && gctx.Err() == nil {
+			return &terminalError{failure: FailureTerminal, err: err}
+		}
+		if err != nil {
+			break // the grace period is over
+		}
+		// Quiet: still waiting for input after the hangup.
+		select {
+		case <-c.exited:
+		case <-gctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if ctx.Err() != nil {
+		return os.ErrDeadlineExceeded
+	}
+	_ = c.box.Kill()
+	c.queue = append(c.queue, ptyDiagnostic(DiagStopGraceKilled,
+		fmt.Sprintf("the program did not end within %v of the hangup; its tree was killed", c.grace), nil))
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		return os.ErrDeadlineExceeded
+	}
+	if _, err := c.drv.Settle(ctx, c.exited); err != nil {
+		return &terminalError{failure: FailureTerminal, err: err}
+	}
+	c.eof = true
+	return nil
+}
+
+// arrived is the idle check: a terminal program may write while idle (its
+// output goes to the next epoch, said in a diagnostic), so only its end
+// counts, which next then returns as io.EOF.
+func (c *ptyConn) arrived() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *ptyConn) undelivered() bool { return c.stuck }
+
+func (c *ptyConn) recorded() {}
+
+// close releases the driver's master and the slave; the master itself is
+// the sandbox's (Destroy closes it).
+func (c *ptyConn) close() {
+	_ = c.drv.Close()
+	_ = c.slave.Close()
+}
+
+func ptyDiagnostic(code, message string, d *canon.Value) control.Diagnostic {
+	return control.Diagnostic{Code: code, Message: message, Details: d}
+}
+
+// outputBudget is an epoch whose output exceeds what one record can hold:
+// the run ends with the transcript's budget failure, as upstream's
+// terminal adapter ends a flood, rather than keep a cut chunk.
+func outputBudget(out ptydrive.Output) error {
+	return &transcript.BudgetError{Limit: transcript.LimitValues,
+		Detail: fmt.Sprintf("one epoch's terminal output is more than %d bytes, the longest string a record holds (%d more bytes were read and not kept)", canon.MaxStringBytes, out.Dropped)}
+}
+
+// terminalError is an input the terminal cannot send (nothing of it was
+// written) or a failure of the terminal itself; either ends the run with
+// run.failed.
+type terminalError struct {
+	failure string
+	err     error
+}
+
+func (e *terminalError) Error() string { return e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }
+
+func (e *terminalError) ending(p phase, input int) *ending {
+	d := details{}.str("failure", e.failure).str("phase", string(p))
+	if input > 0 {
+		d = d.num("input", int64(input))
+	}
+	msg := "the terminal failed: " + e.err.Error()
+	if e.failure == FailureInput {
+		msg = "the input cannot be sent to a terminal (nothing of it was written): " + e.err.Error()
+	}
+	return failedEnding(startCode(p.ready()), msg, d)
+}
