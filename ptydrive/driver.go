@@ -59,6 +59,11 @@ type Config struct {
 	// (DefaultOutputBudget when zero); beyond it bytes are counted, not
 	// kept.
 	OutputBudget int
+	// EndOnOverflow makes Settle return (Settled.Overflow) as soon as
+	// the epoch's output passes OutputBudget, for a caller that cannot
+	// record such an epoch anyway: it ends a flood without waiting for
+	// the flood to end.
+	EndOnOverflow bool
 }
 
 // Driver drives one program on a pseudoterminal. It is not safe for
@@ -69,6 +74,7 @@ type Driver struct {
 	emu     *vt.Terminal
 	judge   *quiesce.Judge
 	budget  int
+	endOver bool   // Config.EndOnOverflow
 	out     []byte // this epoch's output, up to budget
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last epoch
 	dropped int64  // this epoch's bytes beyond the budget
@@ -112,7 +118,7 @@ func New(master, slave *os.File, c Config) (*Driver, error) {
 		budget = DefaultOutputBudget
 	}
 	return &Driver{
-		fd: fd, slave: slave, judge: j, budget: budget,
+		fd: fd, slave: slave, judge: j, budget: budget, endOver: c.EndOnOverflow,
 		emu: vt.New(vt.Config{Cols: c.Cols, Rows: c.Rows, Scrollback: c.Scrollback}),
 		buf: make([]byte, readChunk),
 	}, nil
@@ -123,9 +129,11 @@ func (d *Driver) Close() error { return unix.Close(d.fd) }
 
 // Settled is how Settle ended.
 type Settled struct {
-	Quiet  bool   // the programs wait for input
-	Exited bool   // exited was closed: the program is gone
-	Why    string // quiesce's last word, for diagnostics
+	Quiet  bool // the programs wait for input
+	Exited bool // exited was closed: the program is gone
+	// Overflow: the epoch's output passed the budget (Config.EndOnOverflow).
+	Overflow bool
+	Why      string // quiesce's last word, for diagnostics
 }
 
 // Settle reads the program's output into the emulator, answers its
@@ -142,6 +150,9 @@ func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, e
 	for {
 		if err := d.pump(); err != nil {
 			return Settled{}, err
+		}
+		if d.endOver && d.dropped > 0 {
+			return Settled{Overflow: true, Why: "the epoch's output passed its budget"}, nil
 		}
 		select {
 		case <-exited:

@@ -64,7 +64,7 @@ const maxStopGrace = 2 * time.Second
 // ptyConn is the PTY adapter's conn.
 type ptyConn struct {
 	ctx    context.Context // the run's: its end fails every later wait at once
-	box    *sandbox.Sandbox
+	proc   ptyProc
 	drv    *ptydrive.Driver
 	slave  *os.File      // from TIOCGPTPEER: polled and queried by quiesce, never read
 	exited chan struct{} // closed once everything in the sandbox has ended
@@ -85,7 +85,17 @@ type ptyConn struct {
 	replies int64 // the driver's dropped replies already reported
 }
 
+// ptyProc is what the PTY conn needs of the running program besides its
+// terminal: signals for the hangup, the kill after the grace period, and
+// the end of everything on the terminal. *sandbox.Sandbox is one.
+type ptyProc interface {
+	proc
+	Signal(sig unix.Signal) error
+}
+
 // newPTYConn drives the terminal of a started sandbox (Spec.Terminal).
+// The tasks quiesce judges are those of the sandbox's PID namespace,
+// which exists even where no cgroup can be made.
 func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration) (*ptyConn, error) {
 	master := box.Console()
 	if master == nil {
@@ -99,27 +109,39 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 	if err != nil {
 		return nil, err
 	}
+	tasks := func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) }
+	c, err := newTerminalConn(ctx, box, master, slave, tasks, size, epoch)
+	if err != nil {
+		_ = slave.Close()
+	}
+	return c, err
+}
+
+// newTerminalConn drives a program on the terminal of master and slave
+// (the conn owns slave from now on; master stays the caller's).
+func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration) (*ptyConn, error) {
 	drv, err := ptydrive.New(master, slave, ptydrive.Config{
 		Cols: int(size.Columns), Rows: int(size.Rows),
 		// The frame is the screen: no scrollback is kept (its memory per
 		// line is unbounded by the width for combining clusters).
 		Scrollback: 0,
-		Tasks:      func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) },
+		Tasks:      tasks,
 		// One string of a record holds at most MaxStringBytes: an epoch
 		// whose output is longer cannot be recorded (a budget failure),
 		// so no more is kept than shows that.
-		OutputBudget: canon.MaxStringBytes + 1,
+		OutputBudget:  canon.MaxStringBytes + 1,
+		EndOnOverflow: true,
 	})
 	if err != nil {
-		_ = slave.Close()
 		return nil, err
 	}
-	c := &ptyConn{ctx: ctx, box: box, drv: drv, slave: slave, exited: make(chan struct{}),
+	c := &ptyConn{ctx: ctx, proc: p, drv: drv, slave: slave, exited: make(chan struct{}),
 		grace: min(maxStopGrace, epoch/2)}
 	go func() {
 		// Wait may be called concurrently with the session's; it returns
-		// once the sandbox's init is gone, which teardown guarantees.
-		_, _ = box.Wait()
+		// once everything on the terminal has ended, which the run's
+		// teardown guarantees (it kills the tree).
+		_, _ = p.Wait()
 		close(c.exited)
 	}()
 	return c, nil
@@ -265,8 +287,8 @@ func (c *ptyConn) mouse(ctx context.Context, m transcript.Mouse) error {
 // passes both on to the subject. An error means the program is already
 // gone, which the wait that follows finds out.
 func (c *ptyConn) hangup() {
-	_ = c.box.Signal(unix.SIGHUP)
-	_ = c.box.Signal(unix.SIGCONT)
+	_ = c.proc.Signal(unix.SIGHUP)
+	_ = c.proc.Signal(unix.SIGCONT)
 }
 
 // next returns, in order: this epoch's diagnostics, then its closing
@@ -439,7 +461,7 @@ func (c *ptyConn) awaitEnd() error {
 	if ctx.Err() != nil {
 		return os.ErrDeadlineExceeded
 	}
-	_ = c.box.Kill()
+	_ = c.proc.Kill()
 	c.queue = append(c.queue, ptyDiagnostic(DiagStopGraceKilled,
 		fmt.Sprintf("the program did not end within %v of the hangup; its tree was killed", c.grace), nil))
 	select {

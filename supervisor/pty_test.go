@@ -1,0 +1,358 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// ptyRequest is the example request in PTY mode on a 40x8 terminal: the
+// shell script runs as sh -c in the sandbox (the leak marker is its $0),
+// with the inputs given as JSONL lines.
+func ptyRequest(t *testing.T, script string, inputs ...string) Request {
+	t.Helper()
+	req := exampleRequest(t)
+	req.PTY = true
+	req.Isolation = receipts.IsolationOS
+	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 40, 8
+	req.Args = []string{"/bin/sh", "-c", script, leakMarker}
+	in, err := ParseInputs(strings.NewReader(strings.Join(inputs, "\n")+"\n"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Inputs = in
+	return req
+}
+
+// ptyObservations returns the observation payloads of o in order.
+func ptyObservations(o outcome) []*canon.Value {
+	var out []*canon.Value
+	for i := range o.tr.Records {
+		if o.tr.Records[i].Kind == transcript.KindObservation {
+			out = append(out, o.tr.Records[i].Payload())
+		}
+	}
+	return out
+}
+
+// frameLines returns an observation's frame lines.
+func frameLines(t *testing.T, obs *canon.Value) []string {
+	t.Helper()
+	f, ok := obs.Get("frame")
+	if !ok {
+		t.Fatalf("observation without a frame: %s", jsonText(obs))
+	}
+	ls, _ := f.Get("lines")
+	var out []string
+	for _, l := range ls.Items {
+		out = append(out, l.Str)
+	}
+	return out
+}
+
+// diagnosticCodes lists the codes of o's diagnostics in order.
+func diagnosticCodes(o outcome) []string {
+	var out []string
+	for i := range o.tr.Records {
+		if o.tr.Records[i].Kind == transcript.KindDiagnostic {
+			c, _ := o.tr.Records[i].Payload().Get("code")
+			out = append(out, c.Str)
+		}
+	}
+	return out
+}
+
+func TestPTYEpochs(t *testing.T) {
+	needSandbox(t)
+	req := ptyRequest(t, `printf 'ready\n'; exec cat`,
+		`{"kind":"input.text","payload":{"text":"hello"}}`,
+		`{"kind":"input.key","payload":{"keys":["Enter"]}}`,
+		`{"kind":"input.resize","payload":{"columns":40,"rows":8}}`,
+		`{"kind":"input.resize","payload":{"columns":30,"rows":6}}`,
+		`{"kind":"input.mouse","payload":{"action":"press","button":"left","column":1,"row":1}}`,
+		`{"kind":"input.clipboard_set","payload":{"text":"clip"}}`,
+		`{"kind":"input.clock_advanced","payload":{"delta_ms":5}}`,
+		`{"kind":"input.stop","payload":{}}`,
+	)
+	o := runCase(t, req)
+	if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Signal != "HUP" {
+		t.Fatalf("outcome %s exit %+v, want run.finished by SIGHUP (cat ends on the hangup)\n%s", o.res.Outcome, o.res.Exit, o.data)
+	}
+	for _, c := range receipts.Constraints() {
+		want := "delivered"
+		switch c {
+		case receipts.Terminal, receipts.Filesystem, receipts.Network:
+			want = "os"
+		}
+		if got := o.tierOf(c); got != want {
+			t.Errorf("%s receipt %s, want %s", c, got, want)
+		}
+	}
+	if !bytes.Contains(o.data, []byte(`"x-mechanism":"sandbox-devpts-pty"`)) {
+		t.Errorf("the terminal receipt does not name its mechanism")
+	}
+	obs := ptyObservations(o)
+	// Readiness, one per input, the exit (the stop's).
+	if len(obs) != 1+7+1 {
+		t.Fatalf("%d observations, want 9\n%s", len(obs), o.data)
+	}
+	want := [][]string{
+		{"ready"},
+		{"ready", "hello"},
+		{"ready", "hello", "hello"},
+		{"ready", "hello", "hello"},
+		{"ready", "hello", "hello"},
+	}
+	for i, w := range want {
+		got := frameLines(t, obs[i])
+		if len(got) < 6 || strings.Join(got[:len(w)], "|") != strings.Join(w, "|") {
+			t.Errorf("observation %d frame %q, want it to start %q", i, got, w)
+		}
+	}
+	// The resize to 30x6 shows in the frame's geometry and the state.
+	if got := jsonText(mustGet(t, obs[4], "state")); got != `{"terminal":{"columns":30,"rows":6}}` {
+		t.Errorf("state after the resize %s", got)
+	}
+	if n := len(frameLines(t, obs[4])); n != 6 {
+		t.Errorf("frame after the resize has %d lines, want 6", n)
+	}
+	if got := jsonText(mustGet(t, obs[1], "events")); got != `[{"data":{"chunk":"hello"},"type":"terminal.output"}]` {
+		t.Errorf("events after the text %s", got)
+	}
+	if got := jsonText(mustGet(t, obs[0], "ui")); got != `{"cursor":{"column":0,"row":1,"visible":true},"focus":null,"mode":"normal","regions":[]}` {
+		t.Errorf("readiness ui %s", got)
+	}
+	if codes := diagnosticCodes(o); len(codes) != 1 || codes[0] != DiagMouseOff {
+		t.Errorf("diagnostics %q, want only %s (cat enables no mouse)", codes, DiagMouseOff)
+	}
+	last := obs[len(obs)-1]
+	if got := jsonText(mustGet(t, last, "process")); got != `{"exit":{"kind":"signal","value":"HUP"},"state":"exited"}` {
+		t.Errorf("last observation's process %s", got)
+	}
+
+	// The same program and inputs: the same transcript, byte for byte.
+	if again := runCase(t, req); !bytes.Equal(o.data, again.data) {
+		t.Errorf("a second run differs:\n%s\n---\n%s", o.data, again.data)
+	}
+}
+
+// pyProgram writes a Python program into the shared root and returns its
+// in-sandbox path; the tests skip where the host has no /usr/bin/python3
+// (the sandbox sees the host's /usr).
+func pyProgram(t *testing.T, name, src string) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skipf("/usr/bin/python3 not installed: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(env.root, name), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func TestPTYFailures(t *testing.T) {
+	needSandbox(t)
+	stopped := pyProgram(t, "stops-reading.py", `import os, select, time, tty
+tty.setraw(0)
+os.write(1, b"go")
+os.read(0, 1)
+select.select([0], [], [])
+time.sleep(1000)
+`)
+	big := strings.Repeat("x", 1<<20)
+	cases := []struct {
+		name    string
+		script  string
+		inputs  []string
+		outcome string
+		code    string // run.failed's error code
+		failure string // its details.failure
+		during  string // its details.during
+		exit    string // run.finished's exit, as JSON
+		diag    string // a diagnostic code the transcript must hold
+		frame   string // text the last observation's frame must hold
+	}{
+		{
+			name:    "never waits for input",
+			script:  `while :; do :; done`,
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterStartFailed,
+			failure: FailureHandshake, diag: DiagNotWaiting,
+		},
+		{
+			name:    "ends before it waits",
+			script:  `echo done early; exit 4`,
+			inputs:  []string{`{"kind":"input.text","payload":{"text":"never sent"}}`},
+			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":4}`, frame: "done early",
+		},
+		{
+			name:    "exits mid-epoch",
+			script:  `read x; echo "got $x"; exit 3`,
+			inputs:  []string{`{"kind":"input.text","payload":{"text":"abc"}}`, `{"kind":"input.key","payload":{"keys":["Enter"]}}`, `{"kind":"input.text","payload":{"text":"never"}}`},
+			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":3}`, frame: "got abc",
+		},
+		{
+			name:    "stops working mid-epoch",
+			script:  `read x; while :; do :; done`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed,
+			failure: FailureEpoch, during: "read", diag: DiagNotWaiting,
+		},
+		{
+			name:    "100 MiB of output",
+			script:  `read x; head -c 104857600 /dev/zero | tr '\0' a; read y`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed, failure: FailureBudget,
+		},
+		{
+			name:    "stops reading while a large text is written",
+			script:  `exec /usr/bin/python3 ` + stopped,
+			inputs:  []string{`{"kind":"input.text","payload":{"text":"x"}}`, `{"kind":"input.text","payload":{"text":"` + big + `"}}`},
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed,
+			failure: FailureEpoch, during: "write",
+		},
+		{
+			name:    "ignores the hangup",
+			script:  `trap '' HUP; while read x; do :; done`,
+			outcome: transcript.KindRunFinished, exit: `{"kind":"signal","value":"KILL"}`, diag: DiagStopGraceKilled,
+		},
+		{
+			name:    "unencodable chord",
+			script:  `exec cat`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Control","Enter"]}}`},
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed, failure: FailureInput,
+		},
+		{
+			name:    "resizes its own terminal",
+			script:  `read x; stty cols 20 rows 4; read y`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
+			outcome: transcript.KindRunFinished, diag: DiagSizeChanged,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := ptyRequest(t, tc.script, tc.inputs...)
+			req.Deadlines = Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second}
+			o := runCase(t, req)
+			if o.res.Outcome != tc.outcome {
+				t.Fatalf("outcome %s, want %s\n%.3000s", o.res.Outcome, tc.outcome, o.data)
+			}
+			if tc.code != "" && o.errorCode() != tc.code {
+				t.Errorf("error code %s, want %s", o.errorCode(), tc.code)
+			}
+			if tc.failure != "" && o.detail("failure") != tc.failure {
+				t.Errorf("failure %s, want %s", o.detail("failure"), tc.failure)
+			}
+			if tc.during != "" && o.detail("during") != tc.during {
+				t.Errorf("during %s, want %s", o.detail("during"), tc.during)
+			}
+			if tc.exit != "" {
+				if got := jsonText(mustGet(t, o.terminal(), "exit")); got != tc.exit {
+					t.Errorf("exit %s, want %s", got, tc.exit)
+				}
+			}
+			if tc.diag != "" && !strings.Contains(strings.Join(diagnosticCodes(o), " "), tc.diag) {
+				t.Errorf("diagnostics %q lack %s", diagnosticCodes(o), tc.diag)
+			}
+			if tc.frame != "" {
+				last := o.lastObservation()
+				if last == nil || !strings.Contains(strings.Join(frameLines(t, last), "\n"), tc.frame) {
+					t.Errorf("last frame lacks %q: %s", tc.frame, jsonText(last))
+				}
+			}
+			if len(o.data) > 4<<20 {
+				t.Errorf("the transcript is %d bytes: the flood reached it", len(o.data))
+			}
+		})
+	}
+}
+
+func TestPTYRefusals(t *testing.T) {
+	needSandbox(t)
+	cases := []struct {
+		name  string
+		edit  func(*Request)
+		code  string
+		state string // the terminal receipt
+	}{
+		{"isolation none", func(r *Request) { r.Isolation = receipts.IsolationNone }, receipts.CodeUnsupported, "unsupported"},
+		{"capabilities", func(r *Request) { r.Config.Terminal.Capabilities = []string{"x-colour"} }, receipts.CodeUnsupported, "unsupported"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := ptyRequest(t, `exec cat`)
+			tc.edit(&req)
+			o := runCase(t, req)
+			if o.res.Outcome != transcript.KindRunUnsupported || o.res.Refusal.Constraint != receipts.Terminal || o.res.Refusal.Code != tc.code {
+				t.Fatalf("outcome %s %+v, want run.unsupported terminal %s\n%s", o.res.Outcome, o.res.Refusal, tc.code, o.data)
+			}
+			if got := o.tierOf(receipts.Terminal); got != tc.state {
+				t.Errorf("terminal receipt %s, want %s", got, tc.state)
+			}
+			if len(o.res.Sandboxes) != 0 {
+				t.Errorf("a refused run started sandboxes %v", o.res.Sandboxes)
+			}
+		})
+	}
+	t.Run("require terminal os", func(t *testing.T) {
+		req := ptyRequest(t, `exec cat`)
+		req.Require = map[receipts.Constraint]receipts.Tier{receipts.Terminal: receipts.OS}
+		if o := runCase(t, req); o.res.Outcome != transcript.KindRunFinished || o.tierOf(receipts.Terminal) != "os" {
+			t.Errorf("outcome %s terminal %s, want run.finished with os", o.res.Outcome, o.tierOf(receipts.Terminal))
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		dir := t.TempDir()
+		req := ptyRequest(t, `exec cat`)
+		req.TranscriptPath = filepath.Join(dir, "t.jsonl")
+		req.StderrPath = filepath.Join(dir, "stderr")
+		if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "PTY mode") {
+			t.Errorf("--stderr with --pty: %v", err)
+		}
+		req = ptyRequest(t, `exec cat`)
+		req.TranscriptPath = filepath.Join(dir, "t.jsonl")
+		req.Config.Terminal.Columns = 100000
+		if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "at most") {
+			t.Errorf("a terminal too wide: %v", err)
+		}
+	})
+}
+
+// TestPTYForkBomb: a fork bomb on the terminal is contained by the pids
+// limit and leaves nothing behind; only where that limit is enforced.
+func TestPTYForkBomb(t *testing.T) {
+	needSandbox(t)
+	probe := ptyRequest(t, `exec cat`)
+	box, err := sandbox.Start(t.Context(), buildSpec(&probe, sandbox.IsolationOS, receipts.Outcome{Env: map[string]string{}}, stdio{}))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	unenforced := box.Applied().Unenforced()
+	_ = box.Kill()
+	noteSandboxes([]string{box.ID()})
+	if err := box.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range unenforced {
+		if strings.Contains(m.Name, "pids") {
+			t.Skipf("the pids limit is not enforced here (%s): a fork bomb would not be contained", m.Reason)
+		}
+	}
+	req := ptyRequest(t, `read x; b() { b | b & }; b; read y`,
+		`{"kind":"input.key","payload":{"keys":["Enter"]}}`)
+	req.Deadlines = Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second}
+	o := runCase(t, req)
+	// Whether the bomb's epoch closes (every fork refused, the shell back
+	// at its read) or times out, the run ends and nothing survives it
+	// (TestMain's leak check).
+	if o.res.Outcome == transcript.KindRunUnsupported {
+		t.Fatalf("outcome %s\n%s", o.res.Outcome, o.data)
+	}
+}

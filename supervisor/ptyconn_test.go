@@ -1,0 +1,117 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
+	"github.com/termverify/termverify-sandbox/quiesce"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// hostProc is a program on a host pseudoterminal as a ptyProc, so that
+// the conn's timing between epochs can be driven by the test.
+type hostProc struct {
+	cmd  *exec.Cmd
+	once sync.Once
+	exit sandbox.Exit
+}
+
+func (p *hostProc) Signal(sig unix.Signal) error { return p.cmd.Process.Signal(syscall.Signal(sig)) }
+func (p *hostProc) Kill() error                  { return unix.Kill(-p.cmd.Process.Pid, unix.SIGKILL) }
+func (p *hostProc) Wait() (sandbox.Exit, error) {
+	p.once.Do(func() {
+		_ = p.cmd.Wait()
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.exit = sandbox.Exit{Code: -1, Signal: unix.SignalName(ws.Signal())[3:]}
+		} else {
+			p.exit = sandbox.Exit{Code: p.cmd.ProcessState.ExitCode()}
+		}
+	})
+	return p.exit, nil
+}
+
+// TestPTYOutputWhileIdle: output a background job writes while no epoch
+// is open is read by the next epoch, which says so in a diagnostic.
+func TestPTYOutputWhileIdle(t *testing.T) {
+	master, slave := ptytest.Open(t, 40, 8)
+	// The background job writes once the test says the first epoch is
+	// over (the file), so its line comes while no epoch is open.
+	flag := filepath.Join(t.TempDir(), "go")
+	cmd := exec.Command("/bin/sh", "-c", `read x; (while [ ! -e "$0" ]; do sleep 0.05; done; echo BG) & read y`, flag)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.Env = ptytest.Env(t)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &hostProc{cmd: cmd}
+	t.Cleanup(func() { _ = p.Kill(); _, _ = p.Wait() })
+	// The conn owns its slave: a second descriptor of the same one.
+	peer, err := ptyPeer(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := func() ([]int, error) { return quiesce.ProcessTree(cmd.Process.Pid) }
+	c, err := newTerminalConn(context.Background(), p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.setDeadline(time.Now().Add(5 * time.Second))
+	next := func() control.Message {
+		t.Helper()
+		m, _, err := c.next()
+		if err != nil {
+			t.Fatalf("next: %v", err)
+		}
+		return m
+	}
+	if _, ok := next().(control.Ready); !ok {
+		t.Fatal("the first message is not the readiness observation")
+	}
+	if err := c.deliver(transcript.Key{Keys: []string{"Enter"}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := next().(control.Observation); !ok || strings.Contains(jsonText(&m.Events[0].Data), "BG") {
+		t.Fatalf("the first epoch: %#v", m)
+	}
+	// Idle: the background job writes now.
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if pending, err := c.drv.Pending(); err != nil || pending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background job never wrote")
+		}
+	}
+	if err := c.deliver(transcript.Text{Text: "z"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	d, ok := next().(control.Diagnostic)
+	if !ok || d.Code != DiagOutputIdle {
+		t.Fatalf("want the %s diagnostic first, got %#v", DiagOutputIdle, d)
+	}
+	o, ok := next().(control.Observation)
+	if !ok {
+		t.Fatal("no observation after the diagnostic")
+	}
+	if got := jsonText(&o.Events[0].Data); !strings.Contains(got, "BG") || !strings.Contains(got, "z") {
+		t.Errorf("the epoch's output %s lacks the background job's line or the echo", got)
+	}
+}
