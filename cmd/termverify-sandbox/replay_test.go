@@ -288,3 +288,46 @@ func kindsOf(t *transcript.Transcript) []string {
 	}
 	return out
 }
+
+// TestReplayPTY: a PTY transcript, mouse and clipboard inputs included,
+// replays with --pty to a byte-identical transcript; without --pty it is
+// refused before anything starts.
+func TestReplayPTY(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inputs := filepath.Join(dir, "inputs.jsonl")
+	script := `{"kind":"input.text","payload":{"text":"hi"}}
+{"kind":"input.key","payload":{"keys":["Enter"]}}
+{"kind":"input.mouse","payload":{"action":"scroll","column":0,"row":0,"delta":1}}
+{"kind":"input.clipboard_set","payload":{"text":"c"}}
+{"kind":"input.stop","payload":{}}
+`
+	if err := os.WriteFile(inputs, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "source.jsonl")
+	if _, stderr, code := run(t, exec.Command(bin, "run", "--pty", "--request", "../../examples/request.json", "--inputs", inputs,
+		"--root", "app="+root, "--transcript", src, "--", "/bin/cat")); code != exitFailed || !strings.Contains(stderr, "SIGHUP") {
+		t.Fatalf("run --pty: exit %d, want %d (cat ends by the hangup)\n%s", code, exitFailed, stderr)
+	}
+	stdout, stderr, code := run(t, exec.Command(bin, "replay", src, "--pty", "--root", "app="+root,
+		"--transcript", filepath.Join(dir, "again.jsonl"), "--", "/bin/cat"))
+	if code != exitOK || !strings.Contains(stdout, "\nequivalent (run_id not compared)\n") {
+		t.Fatalf("replay --pty: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	a, _ := os.ReadFile(src)
+	b, _ := os.ReadFile(filepath.Join(dir, "again.jsonl"))
+	if !bytes.Equal(a, b) {
+		t.Errorf("the replay's transcript is not byte-identical to the source:\n%s\n---\n%s", a, b)
+	}
+	_, stderr, code = run(t, exec.Command(bin, "replay", src, "--root", "app="+root,
+		"--transcript", filepath.Join(dir, "control.jsonl"), "--", "/bin/cat"))
+	if code != exitUsage || !strings.Contains(stderr, "--pty") {
+		t.Errorf("replay without --pty: exit %d\n%s", code, stderr)
+	}
+}
