@@ -12,4 +12,10 @@
 // not print, install signal handlers (InterruptContext does, when asked),
 // or exit; it refuses inputs control/v1 cannot carry (input.mouse,
 // input.clipboard_set). docs/SUPERVISOR.md has the full contract.
+//
+// With Request.PTY the subject is an unmodified terminal program on a
+// pseudoterminal of the sandbox's own instead: its inputs are typed into
+// the terminal and each epoch closes with an observation of its screen
+// when the kernel says it waits for input (ptyconn.go, docs/PTY.md).
+// The session is the same; only its conn differs.
 package supervisor

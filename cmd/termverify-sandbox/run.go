@@ -55,6 +55,13 @@ single-flight epoch per input of the script, drains the stop, and writes a
 termverify.transcript/v1 transcript whose seven receipts say per constraint
 whether an OS mechanism enforced it (os) or it was only delivered.
 
+With --pty, SUBJECT is an unmodified terminal program instead: it runs on a
+pseudoterminal of the sandbox's own (TERM=xterm-256color, LANG=C.UTF-8),
+each input is typed as xterm would send it, and each epoch closes with an
+observation of the screen when the kernel says the program waits for
+input again (docs/PTY.md). Inputs may then also be input.mouse and
+input.clipboard_set.
+
 SUBJECT is resolved as a shell in the mapped root would resolve it: the
 mapped root is the working directory (/sandbox inside), so ./app and
 /usr/bin/python3 app.py both work.
