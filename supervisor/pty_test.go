@@ -167,6 +167,13 @@ os.read(0, 1)
 select.select([0], [], [])
 time.sleep(1000)
 `)
+	ends := pyProgram(t, "ends-while-written.py", `import os, sys, time, tty
+tty.setraw(0)
+os.write(1, b"go")
+os.read(0, 1)
+time.sleep(0.3)
+sys.exit(5)
+`)
 	big := strings.Repeat("x", 1<<20)
 	cases := []struct {
 		name    string
@@ -217,6 +224,12 @@ time.sleep(1000)
 			inputs:  []string{`{"kind":"input.text","payload":{"text":"x"}}`, `{"kind":"input.text","payload":{"text":"` + big + `"}}`},
 			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed,
 			failure: FailureEpoch, during: "write",
+		},
+		{
+			name:    "ends while a large text is written",
+			script:  `exec /usr/bin/python3 ` + ends,
+			inputs:  []string{`{"kind":"input.text","payload":{"text":"` + big + `"}}`},
+			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":5}`,
 		},
 		{
 			name:    "ignores the hangup",

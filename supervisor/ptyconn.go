@@ -201,6 +201,29 @@ func (c *ptyConn) opContext() (context.Context, context.CancelFunc) {
 	return context.WithDeadline(c.ctx, c.deadline)
 }
 
+// errProgramEnded is the cause of a write's context when the program
+// ended before its input was written.
+var errProgramEnded = errors.New("the program ended")
+
+// writeContext is opContext that also ends when the program does: a
+// write into a terminal nobody reads any more would otherwise wait for
+// the deadline, and the exit would be lost.
+func (c *ptyConn) writeContext() (context.Context, context.CancelCauseFunc) {
+	op, opCancel := c.opContext()
+	ctx, cancel := context.WithCancelCause(op)
+	go func() {
+		select {
+		case <-c.exited:
+			cancel(errProgramEnded)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func(cause error) {
+		cancel(cause)
+		opCancel()
+	}
+}
+
 // hello writes nothing: a terminal program is not told it is tested. The
 // handshake is waiting for its first quiet point (next).
 func (c *ptyConn) hello(string, config.Config) error { return nil }
@@ -222,8 +245,8 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 	} else if pending {
 		c.idleOut = true
 	}
-	ctx, cancel := c.opContext()
-	defer cancel()
+	ctx, cancel := c.writeContext()
+	defer cancel(nil)
 	var err error
 	switch v := in.(type) {
 	case transcript.Text:
@@ -255,6 +278,10 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 		return nil
 	case errors.Is(err, ptyinput.ErrUnencodable), errors.Is(err, ptyinput.ErrInvalidChord), errors.Is(err, ptyinput.ErrInvalidMouse):
 		return &terminalError{failure: FailureInput, err: err}
+	case errors.Is(err, ptydrive.ErrStoppedReading) && context.Cause(ctx) == errProgramEnded:
+		// Not a program that stopped reading: one that ended. The read
+		// that follows records how.
+		return unix.EPIPE
 	case errors.Is(err, ptydrive.ErrStoppedReading):
 		c.stuck = true
 		return os.ErrDeadlineExceeded
