@@ -18,6 +18,10 @@ type ProbeReport struct {
 	RootlessReason string                   `json:"rootless_reason,omitempty"`
 	Constraints    []ConstraintProbe        `json:"constraints"` // the seven, in receipt order
 	AllowList      ConstraintProbe          `json:"network_allow_list"`
+	// PTYTerminal is the terminal receipt run --pty would get: os where
+	// the os sandbox starts (the trial makes no terminal; run checks the
+	// one it makes), refused elsewhere.
+	PTYTerminal ConstraintProbe `json:"pty_terminal"`
 	Mechanisms     []sandbox.MechanismProbe `json:"mechanisms"`
 	Applied        *sandbox.Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
 }
@@ -67,6 +71,12 @@ func Probe(ctx context.Context, stateDir string) ProbeReport {
 		Reason: "forwarder inside the sandbox's network namespace: " + confinedOr(p.AllowList), Fix: p.AllowListFix}
 	if r, ok := receiptOf(out, receipts.Network); ok && r.Status == receipts.Applied {
 		rep.AllowList.Tier = r.Tier
+	}
+	rep.PTYTerminal = ConstraintProbe{Constraint: receipts.Terminal, Tier: receipts.None,
+		Reason: "run --pty needs the os sandbox: " + confinedOr(p.Filesystem), Fix: p.FilesystemFix}
+	if p.Filesystem.Confined {
+		rep.PTYTerminal.Tier, rep.PTYTerminal.Fix = receipts.OS, ""
+		rep.PTYTerminal.Reason = "a pty of the sandbox's own devpts; run checks its size at start"
 	}
 	return rep
 }

@@ -152,14 +152,18 @@ func chownTree(t *testing.T, dir string, uid int) {
 }
 
 // matrixScript runs inside each container: probe, then the example with
-// --isolation auto and with none, every result in /out.
+// --isolation auto and with none, then cat under run --pty, every result
+// in /out.
 const matrixScript = `cd /out
 /tvs/termverify-sandbox probe --json >probe.json 2>probe.err; echo $? >probe.status
 for iso in auto none; do
 	/tvs/termverify-sandbox run --isolation $iso --request /tvs/request.json --inputs /tvs/inputs.jsonl \
 		--root app=/app --transcript $iso.jsonl --evidence $iso.evidence.json -- ./echo-subject >$iso.out 2>$iso.err
 	echo $? >$iso.status
-done`
+done
+/tvs/termverify-sandbox run --pty --request /tvs/request.json --inputs /tvs/inputs.jsonl \
+	--root app=/app --transcript pty.jsonl -- /bin/cat >pty.out 2>pty.err
+echo $? >pty.status`
 
 // TestContainerMatrix: in every row, the example run finishes with
 // --isolation auto and with none, filesystem and network get the row's
@@ -254,7 +258,44 @@ func checkMatrixRow(t *testing.T, bin, out string, row podmanRow) {
 			t.Errorf("auto ran without namespaces but did not say why:\n%s", read("auto.err"))
 		}
 	}
-	t.Logf("probe: filesystem %s, network %s (rootless %v: %s)", predicted[receipts.Filesystem], predicted[receipts.Network], probe.Rootless, probe.RootlessReason)
+	checkMatrixPTY(t, bin, filepath.Join(out, "pty.jsonl"), probe.PTYTerminal.Tier, read("pty.err"))
+	t.Logf("probe: filesystem %s, network %s, terminal with --pty %s (rootless %v: %s)", predicted[receipts.Filesystem], predicted[receipts.Network],
+		probe.PTYTerminal.Tier, probe.Rootless, probe.RootlessReason)
+}
+
+// checkMatrixPTY: run --pty gets the terminal tier probe predicted: os
+// and a finished run (cat ends by the hangup), or, where the os sandbox
+// cannot start, a refusal of the terminal and nothing run.
+func checkMatrixPTY(t *testing.T, bin, path string, predicted receipts.Tier, stderr string) {
+	t.Helper()
+	stdout, errOut, status := run(t, exec.Command(bin, "receipts", "--json", path))
+	if status != 0 && status != exitFailed {
+		t.Fatalf("receipts %s: exit %d: %s\nrun's stderr:\n%s", path, status, errOut, stderr)
+	}
+	var rep struct {
+		Outcome  string `json:"outcome"`
+		Receipts []struct {
+			Constraint receipts.Constraint `json:"constraint"`
+			Status     string              `json:"status"`
+			Tier       receipts.Tier       `json:"tier"`
+		} `json:"receipts"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := receipts.None
+	for _, r := range rep.Receipts {
+		if r.Constraint == receipts.Terminal && r.Status == "applied" {
+			got = r.Tier
+		}
+	}
+	wantOutcome := "run.finished"
+	if predicted != receipts.OS {
+		wantOutcome = "run.unsupported"
+	}
+	if got != predicted || rep.Outcome != wantOutcome {
+		t.Errorf("run --pty: terminal %s, %s; probe predicted %s (want %s)\nstderr:\n%s", got, rep.Outcome, predicted, wantOutcome, stderr)
+	}
 }
 
 // transcriptTiers reads the receipts of a transcript with our own

@@ -62,6 +62,7 @@ func probeText(res supervisor.ProbeReport) string {
 		b = fmt.Appendf(b, "%s: %s (%s%s)\n", c.Constraint, tierWord(c.Tier), esc(c.Reason), fixTail(c.Fix))
 	}
 	b = fmt.Appendf(b, "network allow-list: %s (%s%s)\n", tierWord(res.AllowList.Tier), esc(res.AllowList.Reason), fixTail(res.AllowList.Fix))
+	b = fmt.Appendf(b, "terminal with --pty: %s (%s%s)\n", tierWord(res.PTYTerminal.Tier), esc(res.PTYTerminal.Reason), fixTail(res.PTYTerminal.Fix))
 	mode := "root"
 	if res.Rootless {
 		mode = "rootless"

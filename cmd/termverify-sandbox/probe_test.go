@@ -68,7 +68,8 @@ func TestProbeText(t *testing.T) {
 			{Constraint: receipts.Filesystem, Tier: receipts.Delivered, Reason: "mount namespace + pivot_root: mount-namespace EPERM", Fix: "run the container with --privileged"},
 			{Constraint: receipts.Network, Tier: receipts.OS, Reason: "new network namespace: ok"},
 		},
-		AllowList: supervisor.ConstraintProbe{Constraint: receipts.Network, Tier: receipts.None, Reason: "forwarder: EPERM", Fix: "use --network deny"},
+		AllowList:   supervisor.ConstraintProbe{Constraint: receipts.Network, Tier: receipts.None, Reason: "forwarder: EPERM", Fix: "use --network deny"},
+		PTYTerminal: supervisor.ConstraintProbe{Constraint: receipts.Terminal, Tier: receipts.None, Reason: "run --pty needs the os sandbox: EPERM", Fix: "run the container with --privileged"},
 		Mechanisms: []sandbox.MechanismProbe{
 			{Name: "mount-namespace", OK: false, Detail: "EPERM", Fix: "run the container with --privileged\x1b[2J"},
 			{Name: "pid-namespace", OK: true, Detail: "ok"},
@@ -79,6 +80,7 @@ func TestProbeText(t *testing.T) {
 filesystem: delivered (mount namespace + pivot_root: mount-namespace EPERM; fix: run the container with --privileged)
 network: os (new network namespace: ok)
 network allow-list: unsupported (forwarder: EPERM; fix: use --network deny)
+terminal with --pty: unsupported (run --pty needs the os sandbox: EPERM; fix: run the container with --privileged)
 mechanisms (rootless: root without CAP_NET_ADMIN):
   mount-namespace        no  EPERM; fix: run the container with --privileged` + termsafe.String("\x1b[2J") + `
   pid-namespace          ok  ok
