@@ -15,15 +15,15 @@ import (
 type ProbeReport struct {
 	Rootless bool `json:"rootless"`
 	// RootlessReason says why the rootless path is taken; "" when not.
-	RootlessReason string                   `json:"rootless_reason,omitempty"`
-	Constraints    []ConstraintProbe        `json:"constraints"` // the seven, in receipt order
-	AllowList      ConstraintProbe          `json:"network_allow_list"`
+	RootlessReason string            `json:"rootless_reason,omitempty"`
+	Constraints    []ConstraintProbe `json:"constraints"` // the seven, in receipt order
+	AllowList      ConstraintProbe   `json:"network_allow_list"`
 	// PTYTerminal is the terminal receipt run --pty would get: os where
 	// the os sandbox starts (the trial makes no terminal; run checks the
 	// one it makes), refused elsewhere.
-	PTYTerminal ConstraintProbe `json:"pty_terminal"`
-	Mechanisms     []sandbox.MechanismProbe `json:"mechanisms"`
-	Applied        *sandbox.Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
+	PTYTerminal ConstraintProbe          `json:"pty_terminal"`
+	Mechanisms  []sandbox.MechanismProbe `json:"mechanisms"`
+	Applied     *sandbox.Applied         `json:"applied,omitempty"` // from the trial sandbox, when it started
 }
 
 // ConstraintProbe is one constraint's strongest available tier.
