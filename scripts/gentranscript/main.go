@@ -24,14 +24,19 @@ import (
 func main() {
 	size := flag.Int("size", 30<<20, "stop adding epochs once the transcript reaches this many bytes")
 	out := flag.String("o", "-", "output file (- for stdout)")
+	long := flag.Int("long", 0, "instead, a transcript of this many epochs whose observations are ~3.8 MB lines of ~99,000 JSON values each, nearly all in their state (the streaming checker's memory case)")
 	flag.Parse()
-	if err := run(*out, *size); err != nil {
+	gen := func(bw *bufio.Writer) error { return generate(bw, *size) }
+	if *long > 0 {
+		gen = func(bw *bufio.Writer) error { return generateLong(bw, *long) }
+	}
+	if err := run(*out, gen); err != nil {
 		fmt.Fprintf(os.Stderr, "gentranscript: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, size int) error {
+func run(path string, gen func(*bufio.Writer) error) error {
 	f := os.Stdout
 	if path != "-" {
 		var err error
@@ -41,7 +46,7 @@ func run(path string, size int) error {
 		defer f.Close()
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := generate(bw, size); err != nil {
+	if err := gen(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -51,8 +56,8 @@ var words = strings.Fields(`the quick brown fox jumps over lazy dog lorem ipsum 
 	build test deploy error warning info debug trace commit branch merge rebase status
 	file open close read write seek sync socket connect listen accept`)
 
-func generate(bw *bufio.Writer, size int) error {
-	r := rand.New(rand.NewPCG(1, 2))
+// negotiate starts the run and applies all seven constraints.
+func negotiate(w *transcript.Writer) {
 	cfg := config.Config{
 		Seed:       "42",
 		Clock:      config.Clock{Mode: "manual", InitialMS: 0},
@@ -62,17 +67,6 @@ func generate(bw *bufio.Writer, size int) error {
 		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "bench-root"},
 		Network:    config.Network{Mode: config.NetworkDeny},
 	}
-	w := transcript.NewWriter(bw, "bench-run")
-	check := func(err error) {
-		if err != nil {
-			panic(err) // generate's own bug; main reports it
-		}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			panic(fmt.Sprintf("generator produced a refused record: %v", p))
-		}
-	}()
 	check(w.Start(cfg, transcript.Subject{
 		Application: transcript.Application{ID: "bench-app", Version: "1.0.0", Build: "b42"},
 		Fixture:     transcript.Selector{ID: "bench", Version: "1"},
@@ -96,6 +90,25 @@ func generate(bw *bufio.Writer, size int) error {
 			check(w.Applied(c, receipts.OS, nil))
 		}
 	}
+}
+
+// check panics on a refused record: the generator's own bug, which
+// generate turns into a message.
+func check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func generate(bw *bufio.Writer, size int) error {
+	r := rand.New(rand.NewPCG(1, 2))
+	w := transcript.NewWriter(bw, "bench-run")
+	defer func() {
+		if p := recover(); p != nil {
+			panic(fmt.Sprintf("generator produced a refused record: %v", p))
+		}
+	}()
+	negotiate(w)
 	screen := make([]string, 24)
 	for i := range screen {
 		screen[i] = strings.Repeat(" ", 80)
@@ -183,4 +196,52 @@ func observation(r *rand.Rand, screen []string, epoch int) transcript.Observatio
 		},
 		Frame: &transcript.Frame{Lines: append([]string(nil), screen...), Columns: 80, Rows: 24},
 	}
+}
+
+// generateLong writes a valid transcript of n epochs (a text input and
+// an observation each) after a readiness observation, every observation
+// a line of ~3.8 MB holding ~99,000 JSON values, nearly all in its state
+// (strings with escapes, floats, integers, literals, small objects): the
+// case where a decoded tree costs far more than the line's bytes.
+func generateLong(bw *bufio.Writer, n int) error {
+	w := transcript.NewWriter(bw, "long-run")
+	defer func() {
+		if p := recover(); p != nil {
+			panic(fmt.Sprintf("generator produced a refused record: %v", p))
+		}
+	}()
+	negotiate(w)
+	obs := transcript.Observation{State: LongState(3_800_000), Events: []transcript.Event{}, UI: transcript.UI{Regions: []transcript.Region{}}}
+	check(w.Observe(obs))
+	for range n - 1 {
+		check(w.Input(transcript.Text{Text: "x"}))
+		check(w.Observe(obs))
+	}
+	check(w.Finish(transcript.Exit{Kind: transcript.ExitCode}))
+	return w.Close()
+}
+
+// LongState is an observation state of about size bytes of canonical
+// JSON and at most ~99,000 values, its strings within the 2 MiB a record
+// may hold: rows of [string, float, integer, true, null, {"k": string}],
+// 8 values and ~310 bytes each, the strings' control characters escaped
+// as \u00XX (six bytes on the line, one counted). transcript's
+// TestLongLineMemory builds the same state.
+func LongState(size int) canon.Value {
+	esc := strings.Repeat("a\x01", 30) // 60 bytes counted, 210 on the line
+	key := strings.Repeat("v", 40)
+	var rows []canon.Value
+	for bytes := 20; bytes+310 < size && len(rows) < 12_300; bytes += 310 {
+		k := int64(len(rows))
+		f, _ := canon.FloatValue(1.2345678901234567e-7 * float64(k+1))
+		rows = append(rows, canon.ArrayValue(
+			canon.StringValue(esc),
+			f,
+			canon.IntValue(9_007_199_254_740_991-k),
+			canon.BoolValue(true),
+			canon.NullValue(),
+			canon.ObjectValue(canon.M("k", canon.StringValue(key))),
+		))
+	}
+	return canon.ObjectValue(canon.M("rows", canon.ArrayValue(rows...)))
 }
