@@ -3,9 +3,13 @@ package transcript
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/gowebpki/jcs"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
@@ -22,17 +26,27 @@ import (
 // The tree it returns refers to the line's bytes and to the decoder's
 // memory: it is valid until the next decode and while the line is not
 // modified.
+//
+// With elide set it builds no tree for the opaque parts of a record: the
+// values that no check after step 6 looks into (see elided). It checks
+// them as it scans, exactly as it checks what it builds, and puts in
+// their place a value of their kind with nothing in it. A line's tree
+// then costs memory for its envelope and typed members only, however
+// many values its state or event data hold.
 type quickDecoder struct {
+	elide bool
+
 	line     []byte
 	pos      int
 	values   int
 	strBytes int
+	kind     string // the record's kind, once read (elide only)
 
 	items   []canon.Value  // containers' elements while being decoded, innermost last
 	members []canon.Member // ditto for objects
 	slab    []canon.Value  // this line's arrays, carved
 	mslab   []canon.Member // this line's objects, carved
-	text    []byte         // this line's escaped strings, decoded
+	text    []byte         // this line's escaped strings, decoded (see decode)
 }
 
 // decode returns line's tree and true exactly when canon.Decode would
@@ -42,25 +56,92 @@ func (q *quickDecoder) decode(line []byte) (canon.Value, bool) {
 	if len(line) == 0 || line[0] != '{' || !utf8.Valid(line) {
 		return canon.Value{}, false
 	}
-	q.line, q.pos, q.values, q.strBytes = line, 0, 0, 0
+	q.line, q.pos, q.values, q.strBytes, q.kind = line, 0, 0, 0, ""
 	q.items, q.members = q.items[:0], q.members[:0]
 	q.slab, q.mslab = q.slab[:0], q.mslab[:0]
-	// Decoded escaped strings are never longer than their text: sized once,
-	// the buffer never moves while the line's strings refer to it.
-	if cap(q.text) < len(line) {
-		q.text = make([]byte, 0, len(line))
-	}
+	// The line's decoded escaped strings go to text, which grows as needed:
+	// when append moves it, the strings already decoded keep the old array,
+	// which nothing writes again. (Sizing it to the line, as this did, cost
+	// a line's length per goroutine for lines whose strings are elided.)
 	q.text = q.text[:0]
-	v, ok := q.value(1)
+	top := inNone
+	if q.elide {
+		top = inRecord
+	}
+	v, ok := q.value(1, top)
 	if !ok || q.pos != len(line) {
 		return canon.Value{}, false
 	}
 	return v, true
 }
 
+// place is where in a record a container is, as far as elision cares:
+// the places that hold opaque members, and the way to them.
+type place uint8
+
+const (
+	inNone    place = iota // nothing opaque inside
+	inRecord               // the record: x- members, and the payload
+	inPayload              // the payload of q.kind
+	inEvents               // an observation's events
+	inEvent                // one event: data
+	inError                // run.failed's error: details
+)
+
+// elided reports whether the member key of a container at p is opaque,
+// and otherwise the place of its value. Opaque are the values the checks
+// after step 6 look at only to see that they are there: observation
+// state and event data, diagnostic, run.failed error and run.unsupported
+// details (TRANSCRIPT-RULES.md: any JSON value), and the x- members of
+// the record and of the payload. Records whose whole tree is used later
+// are never elided: run.started (its config is kept), capability.result
+// (the compat rule re-encodes it) and kinds v1 does not define.
+func (q *quickDecoder) elided(p place, key string) (place, bool) {
+	switch p {
+	case inRecord:
+		if key == "payload" {
+			return inPayload, false
+		}
+		return inNone, strings.HasPrefix(key, "x-") && elidable(q.kind)
+	case inPayload:
+		if !elidable(q.kind) {
+			return inNone, false
+		}
+		if strings.HasPrefix(key, "x-") {
+			return inNone, true
+		}
+		switch {
+		case q.kind == KindObservation && key == "state":
+			return inNone, true
+		case q.kind == KindObservation && key == "events":
+			return inEvents, false
+		case (q.kind == KindDiagnostic || q.kind == KindRunUnsupported) && key == "details":
+			return inNone, true
+		case q.kind == KindRunFailed && key == "error":
+			return inError, false
+		}
+	case inEvent:
+		return inNone, key == "data"
+	case inError:
+		return inNone, key == "details"
+	}
+	return inNone, false
+}
+
+// elidable reports whether the records of kind may have opaque parts
+// left out of their tree.
+func elidable(kind string) bool {
+	switch kind {
+	case KindObservation, KindDiagnostic, KindRunFailed, KindRunFinished, KindRunUnsupported,
+		KindInputText, KindInputKey, KindInputClock, KindInputResize, KindInputMouse, KindInputClipboard, KindInputStop:
+		return true
+	}
+	return false
+}
+
 // value decodes the value at q.pos, at the given nesting depth of its
-// containers (the top-level object is at depth 1).
-func (q *quickDecoder) value(depth int) (canon.Value, bool) {
+// containers (the top-level object is at depth 1), at place p.
+func (q *quickDecoder) value(depth int, p place) (canon.Value, bool) {
 	if q.pos >= len(q.line) {
 		return canon.Value{}, false
 	}
@@ -69,9 +150,9 @@ func (q *quickDecoder) value(depth int) (canon.Value, bool) {
 	}
 	switch c := q.line[q.pos]; {
 	case c == '{':
-		return q.object(depth)
+		return q.object(depth, p)
 	case c == '[':
-		return q.array(depth)
+		return q.array(depth, p)
 	case c == '"':
 		s, ok := q.str()
 		return canon.Value{Kind: canon.String, Str: s}, ok
@@ -82,9 +163,115 @@ func (q *quickDecoder) value(depth int) (canon.Value, bool) {
 	case c == 'n':
 		return canon.Value{}, q.word("null")
 	case c == '-' || c >= '0' && c <= '9':
-		return q.integer()
+		lit, ok := q.number()
+		return canon.Value{Kind: canon.Number, Str: lit}, ok
 	}
 	return canon.Value{}, false
+}
+
+// skip is value for an opaque value: it checks what value checks, and
+// counts what value counts, building nothing, and returns the value's
+// kind.
+func (q *quickDecoder) skip(depth int) (canon.Kind, bool) {
+	if q.pos >= len(q.line) {
+		return 0, false
+	}
+	if q.values++; q.values > canon.MaxValues {
+		return 0, false
+	}
+	switch c := q.line[q.pos]; {
+	case c == '{':
+		return canon.Object, q.skipObject(depth)
+	case c == '[':
+		return canon.Array, q.skipArray(depth)
+	case c == '"':
+		mark := len(q.text) // an escaped string's decoded bytes are dead once counted
+		_, ok := q.str()
+		q.text = q.text[:mark]
+		return canon.String, ok
+	case c == 't':
+		return canon.Bool, q.word("true")
+	case c == 'f':
+		return canon.Bool, q.word("false")
+	case c == 'n':
+		return canon.Null, q.word("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := q.number()
+		return canon.Number, ok
+	}
+	return 0, false
+}
+
+// skipObject is object for an opaque object.
+func (q *quickDecoder) skipObject(depth int) bool {
+	if depth > canon.MaxDepth {
+		return false
+	}
+	q.pos++ // '{'
+	if q.pos < len(q.line) && q.line[q.pos] == '}' {
+		q.pos++
+		return true
+	}
+	// The names' decoded bytes (escaped names only) are needed until the
+	// next name is compared, and are dead once the object ends.
+	mark := len(q.text)
+	var prev string
+	for n := 0; ; n++ {
+		if q.pos >= len(q.line) || q.line[q.pos] != '"' {
+			return false
+		}
+		key, ok := q.str()
+		if !ok || q.pos >= len(q.line) || q.line[q.pos] != ':' {
+			return false
+		}
+		if n > 0 && !canon.Less(prev, key) || n == canon.MaxItems {
+			return false
+		}
+		prev = key
+		q.pos++
+		if _, ok := q.skip(depth + 1); !ok || q.pos >= len(q.line) {
+			return false
+		}
+		switch q.line[q.pos] {
+		case ',':
+			q.pos++
+		case '}':
+			q.pos++
+			q.text = q.text[:mark]
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// skipArray is array for an opaque array.
+func (q *quickDecoder) skipArray(depth int) bool {
+	if depth > canon.MaxDepth {
+		return false
+	}
+	q.pos++ // '['
+	if q.pos < len(q.line) && q.line[q.pos] == ']' {
+		q.pos++
+		return true
+	}
+	for n := 0; ; n++ {
+		if n == canon.MaxItems {
+			return false
+		}
+		if _, ok := q.skip(depth + 1); !ok || q.pos >= len(q.line) {
+			return false
+		}
+		switch q.line[q.pos] {
+		case ',':
+			q.pos++
+		case ']':
+			q.pos++
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 func (q *quickDecoder) word(w string) bool {
@@ -97,7 +284,7 @@ func (q *quickDecoder) word(w string) bool {
 
 // object decodes an object whose names ascend strictly in RFC 8785 order
 // (so none repeats), with no whitespace.
-func (q *quickDecoder) object(depth int) (canon.Value, bool) {
+func (q *quickDecoder) object(depth int, p place) (canon.Value, bool) {
 	if depth > canon.MaxDepth {
 		return canon.Value{}, false
 	}
@@ -120,9 +307,17 @@ func (q *quickDecoder) object(depth int) (canon.Value, bool) {
 			return canon.Value{}, false
 		}
 		q.pos++
-		v, ok := q.value(depth + 1)
+		var v canon.Value
+		if in, opaque := q.elided(p, key); opaque {
+			v.Kind, ok = q.skip(depth + 1)
+		} else {
+			v, ok = q.value(depth+1, in)
+		}
 		if !ok || q.pos >= len(q.line) {
 			return canon.Value{}, false
+		}
+		if p == inRecord && key == "kind" && v.Kind == canon.String {
+			q.kind = v.Str // before the payload: names ascend
 		}
 		q.members = append(q.members, canon.Member{Key: key, Value: v})
 		switch q.line[q.pos] {
@@ -140,7 +335,7 @@ func (q *quickDecoder) object(depth int) (canon.Value, bool) {
 	}
 }
 
-func (q *quickDecoder) array(depth int) (canon.Value, bool) {
+func (q *quickDecoder) array(depth int, p place) (canon.Value, bool) {
 	if depth > canon.MaxDepth {
 		return canon.Value{}, false
 	}
@@ -149,12 +344,16 @@ func (q *quickDecoder) array(depth int) (canon.Value, bool) {
 		q.pos++
 		return canon.Value{Kind: canon.Array, Items: []canon.Value{}}, true
 	}
+	in := inNone
+	if p == inEvents {
+		in = inEvent
+	}
 	base := len(q.items)
 	for {
 		if len(q.items)-base == canon.MaxItems {
 			return canon.Value{}, false
 		}
-		v, ok := q.value(depth + 1)
+		v, ok := q.value(depth+1, in)
 		if !ok || q.pos >= len(q.line) {
 			return canon.Value{}, false
 		}
@@ -302,9 +501,12 @@ func lowerHex(c byte) int {
 	return -1
 }
 
-// integer decodes an integer literal in canonical form (no leading zero,
-// no -0) within ±(2^53 − 1). Any other number is left to canon.
-func (q *quickDecoder) integer() (canon.Value, bool) {
+// number scans the number literal at q.pos and returns it when canon
+// would take it as it stands: an integer in canonical form (no leading
+// zero, no -0) within ±(2^53 − 1), or any other number that is finite as
+// a double and spelled as RFC 8785 (ECMAScript) spells it, exactly the
+// test canon applies. Anything else is left to canon.
+func (q *quickDecoder) number() (string, bool) {
 	start := q.pos
 	i := start
 	if q.line[i] == '-' {
@@ -315,17 +517,53 @@ func (q *quickDecoder) integer() (canon.Value, bool) {
 		i++
 	}
 	n := i - digits
-	switch {
-	case n == 0 || n > 16 || n > 1 && q.line[digits] == '0':
-		return canon.Value{}, false
-	case i < len(q.line) && (q.line[i] == '.' || q.line[i] == 'e' || q.line[i] == 'E'):
-		return canon.Value{}, false
+	if n == 0 || n > 1 && q.line[digits] == '0' {
+		return "", false
 	}
-	lit := q.line[start:i]
-	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(lit), len(lit)), 10, 64)
-	if err != nil || v > canon.MaxSafeInteger || v < -canon.MaxSafeInteger || v == 0 && digits > start {
-		return canon.Value{}, false
+	integer := true
+	if i < len(q.line) && q.line[i] == '.' {
+		integer = false
+		i++
+		j := i
+		for i < len(q.line) && q.line[i] >= '0' && q.line[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return "", false
+		}
+	}
+	if i < len(q.line) && (q.line[i] == 'e' || q.line[i] == 'E') {
+		integer = false
+		i++
+		if i < len(q.line) && (q.line[i] == '+' || q.line[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(q.line) && q.line[i] >= '0' && q.line[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return "", false
+		}
+	}
+	lit := unsafe.String(unsafe.SliceData(q.line[start:i]), i-start)
+	if integer {
+		if n > 16 {
+			return "", false
+		}
+		v, err := strconv.ParseInt(lit, 10, 64)
+		if err != nil || v > canon.MaxSafeInteger || v < -canon.MaxSafeInteger || v == 0 && digits > start {
+			return "", false
+		}
+	} else {
+		f, _ := strconv.ParseFloat(lit, 64)
+		if math.IsInf(f, 0) {
+			return "", false
+		}
+		if s, err := jcs.NumberToJSON(f); err != nil || s != lit {
+			return "", false
+		}
 	}
 	q.pos = i
-	return canon.Value{Kind: canon.Number, Str: unsafe.String(unsafe.SliceData(lit), len(lit))}, true
+	return lit, true
 }
