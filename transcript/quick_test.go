@@ -2,7 +2,9 @@ package transcript
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,7 +12,8 @@ import (
 )
 
 // quickAgrees fails when the quick path takes a line canon would not
-// return, canonical and without error, as the very same tree; and when
+// return, canonical and without error, as the very same tree, or leaves
+// one that canon would; and when
 // the quick path eliding opaque values does not take exactly the same
 // lines, or returns other than canon's tree with those values elided.
 func quickAgrees(t *testing.T, q *quickDecoder, line []byte) bool {
@@ -22,10 +25,15 @@ func quickAgrees(t *testing.T, q *quickDecoder, line []byte) bool {
 	if eok != ok {
 		t.Fatalf("quick path took %q: %v, eliding: %v", line, ok, eok)
 	}
+	want, canonical, err := canon.Decode(line)
 	if !ok {
+		// The streaming checker counts on this: a line the quick path
+		// leaves and the scanner finds decodes is not canonical.
+		if err == nil && canonical {
+			t.Fatalf("quick path refused %q, which canon decodes as canonical", line)
+		}
 		return false
 	}
-	want, canonical, err := canon.Decode(line)
 	if err != nil || !canonical {
 		t.Fatalf("quick path took %q; canon: canonical %v, %v", line, canonical, err)
 	}
@@ -183,5 +191,71 @@ func FuzzQuickDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var q quickDecoder
 		quickAgrees(t, &q, line)
+	})
+}
+
+// scanAgrees fails when the scanner's verdict on line is not canon's.
+func scanAgrees(t *testing.T, s *scanner, line []byte) {
+	t.Helper()
+	_, _, err := canon.Decode(line)
+	if got := s.decodes(line); got != (err == nil) {
+		t.Fatalf("scanner says %q decodes: %v; canon: %v", line, got, err)
+	}
+}
+
+// TestScan: the scanner reaches canon's verdict on the quick path's
+// cases and on lines that decode without being canonical.
+func TestScan(t *testing.T) {
+	var s scanner
+	for _, data := range [][]byte{streamBase(t), benchData(t)} {
+		for line := range bytes.Lines(data) {
+			scanAgrees(t, &s, bytes.TrimSuffix(line, []byte("\n")))
+		}
+	}
+	lines := []string{
+		`{}`, ` {} `, "\t{\n}\r", `{"a" : [ 1 , 2 ] }`, `{"b":1,"a":2}`, `{"b":1,"a":2,"b":3}`,
+		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"a":0}`,
+		`{"i":1,"h":2,"g":3,"f":4,"e":5,"d":6,"c":7,"b":8,"a":9,"j":0}`,
+		`{"i":1,"h":2,"g":3,"f":4,"e":5,"d":6,"c":7,"b":8,"a":9,"e":0}`,
+		`{"\u0061":1,"a":2}`, `{"a\/":1,"a/":2}`, `{"\ud83d\ude00":1,"` + "\U0001F600" + `":2}`,
+		`{"a":"\ud800"}`, `{"a":"\udc00"}`, `{"a":"\ud800\u0041"}`, `{"a":"\ud800\udbff"}`, `{"a":"\ud800\"}`,
+		`{"a":"\u00E9\U0041"}`, `{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"` + "\x01" + `"}`, `{"a":"` + "\xff" + `"}`,
+		`{"a":1.0}`, `{"a":1E400}`, `{"a":-1e-400}`, `{"a":-0}`, `{"a":01}`, `{"a":9007199254740991}`,
+		`{"a":-9007199254740992}`, `{"a":1e}`, `{"a":.5}`, `{"a":-}`, `{"a":NaN}`, `{"a":-Infinity}`,
+		`{"a":tru}`, `{"a":[1,]}`, `{"a":{"b":1,}}`, `{"a":"x}`, `[]`, `"a"`, `1`, `{} {}`, `{},`, ``, ` `,
+		`{"a":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
+		`{"a":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`,
+		`{"a":[` + strings.TrimSuffix(strings.Repeat("0, ", canon.MaxItems), ", ") + `]}`,
+		`{"a":[` + strings.TrimSuffix(strings.Repeat("0, ", canon.MaxItems+1), ", ") + `]}`,
+		`{"a" : "` + strings.Repeat("s", canon.MaxStringBytes) + `"}`,
+		`{"a" : "` + strings.Repeat("s", canon.MaxStringBytes-1) + `\n"}`,
+		`{"a" : "` + strings.Repeat("s", canon.MaxStringBytes) + `\n"}`,
+		`{"a":"` + strings.Repeat("s", canon.MaxStringBytes) + `", "b":"` + strings.Repeat("s", canon.MaxStringBytes-2) + `"}`,
+		`{"a":"` + strings.Repeat("s", canon.MaxStringBytes) + `", "b":"` + strings.Repeat("s", canon.MaxStringBytes-1) + `"}`,
+	}
+	var many, manyObj strings.Builder
+	for i := range canon.MaxItems + 1 {
+		fmt.Fprintf(&many, ",%q:0", strconv.Itoa(canon.MaxItems-i))
+		fmt.Fprintf(&manyObj, ",{\"k\":%d}", i)
+	}
+	lines = append(lines, `{"x":{`+many.String()[1:]+`}}`, `{"x":{`+many.String()[len(",\"16384\":0,"):]+`}}`,
+		`{"x": [`+manyObj.String()[1:len(manyObj.String())/2]+`]}`)
+	for _, l := range lines {
+		scanAgrees(t, &s, []byte(l))
+		scanAgrees(t, &s, []byte(strings.Replace(l, "{", "{ ", 1)))
+	}
+}
+
+// FuzzScan: on any line, the scanner's verdict is canon's.
+func FuzzScan(f *testing.F) {
+	for _, seed := range parseSeeds(f) {
+		for line := range bytes.Lines(seed) {
+			f.Add(bytes.TrimSuffix(line, []byte("\n")))
+		}
+	}
+	f.Add([]byte(`{ "b":[1.0, -0, "\ud83d\ude00\/"], "a" : {"c":null,"c":1}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var s scanner
+		scanAgrees(t, &s, line)
 	})
 }
