@@ -80,6 +80,8 @@ type streamChecker struct {
 	// floor is the earliest pass with a known violation (passNone for
 	// none): no later pass can be the answer, so none is checked.
 	floor atomic.Int32
+	// firstAt is first.at, for reading without the lock.
+	firstAt atomic.Int64
 
 	mu       sync.Mutex
 	first    violation // the earliest known violation
@@ -106,6 +108,7 @@ func (c *streamChecker) report(p pass, at int, err *Error) bool {
 	defer c.mu.Unlock()
 	if c.first.err == nil || p < c.first.pass || p == c.first.pass && at < c.first.at {
 		c.first = violation{p, at, err}
+		c.firstAt.Store(int64(at))
 		c.lower(p)
 		return true
 	}
@@ -139,11 +142,19 @@ func (c *streamChecker) safely(fn func()) {
 }
 
 // lineDecoder is the memory one goroutine decodes lines in, line after
-// line: canonical lines take the quick path, the others canon's.
+// line: canonical lines take the quick path; of the others, those that
+// decode are only scanned, and the rest take canon's.
 type lineDecoder struct {
 	quick quickDecoder
+	scan  scanner
 	canon canon.Decoder
 }
+
+// keepDecoderBelow is the longest line after which a goroutine keeps its
+// decoder's memory for the next line. Longer lines are rare (the Writer's
+// are a few KiB); their memory is what the bound on the streaming
+// checker's memory allows for, and only while they are checked.
+const keepDecoderBelow = 16 << 10
 
 // checkLines runs steps 4–8a on every line of b, and summarize on those
 // that pass, with dec (reused line after line: the trees die here).
@@ -154,8 +165,13 @@ func (c *streamChecker) checkLines(b *batch, dec *lineDecoder) {
 		*s = slot{}
 		i := b.first + k
 		p, err := c.checkLine(dec, i, b.buf[l.off:l.end], l.over, s)
-		if err != nil && c.report(p, i, err) {
+		switch {
+		case err != nil && c.report(p, i, err):
 			// err may refer to the decoder's memory: never write it again.
+			*dec = lineDecoder{}
+		case l.end-l.off > keepDecoderBelow:
+			// A long line's decoder memory is dropped with it, so that each
+			// goroutine does not keep the memory of the longest line it saw.
 			*dec = lineDecoder{}
 		}
 	}
@@ -171,7 +187,10 @@ func (c *streamChecker) checkLine(dec *lineDecoder, i int, line []byte, over int
 		return passNone, nil
 	case over > 0:
 		return passLine, lineBytesErr(i, over)
-	case floor < passDecode:
+	case floor < passDecode || floor == passDecode && int64(i) > c.firstAt.Load():
+		// Nothing of this line can be the answer but step 4: a line after
+		// the first that does not decode need not be decoded either (nor
+		// cost a tree).
 		if deep() {
 			return passLine, depthErr(i)
 		}
@@ -180,9 +199,17 @@ func (c *streamChecker) checkLine(dec *lineDecoder, i int, line []byte, over int
 	// Step 4's depth is counted only for a line that does not decode: one
 	// that does nests no deeper than the decoder allows, which is the
 	// limit, and outside its strings its brackets are its nesting.
+	// The quick path leaves the opaque parts out of the tree: what the
+	// passes below read of a record is all there.
+	dec.quick.elide = true
 	rec, canonical := dec.quick.decode(line)
 	var err error
-	if !canonical {
+	switch {
+	case canonical:
+	case dec.scan.decodes(line):
+		// Not canonical (the quick path takes every canonical line that
+		// decodes), and nothing after step 6 is checked: no tree needed.
+	default:
 		dec.canon.Recycle()
 		rec, canonical, err = dec.canon.Decode(line)
 	}
@@ -317,15 +344,18 @@ type pipeline struct {
 	block   int
 	next    int // index of the next batch dispatched
 
-	free   chan *batch   // batches to reuse
-	made   int           // batches made so far, at most cap(free)
-	big    chan struct{} // held by the one batch grown for a long line that may be checked at a time
-	work   chan *batch   // to the workers
-	done   chan *batch   // from the workers to the sequencer
-	inline lineDecoder
-	lines  sync.WaitGroup // the workers
-	order  sync.WaitGroup // the sequencer
-	start  sync.Once
+	free      chan *batch   // batches to reuse
+	made      int           // batches made so far, at most cap(free)
+	big       chan struct{} // held by the one batch grown for a long line that may be checked at a time, or by the reader while it reads one
+	readerBig bool          // the reader holds big (reader's goroutine only)
+	spareMu   sync.Mutex
+	spare     []byte      // a block grown for a long line, kept for the next
+	work      chan *batch // to the workers
+	done      chan *batch // from the workers to the sequencer
+	inline    lineDecoder
+	lines     sync.WaitGroup // the workers
+	order     sync.WaitGroup // the sequencer
+	start     sync.Once
 }
 
 func newPipeline(c *streamChecker, workers, block int) *pipeline {
@@ -362,10 +392,45 @@ func (p *pipeline) put(b *batch) {
 		b.big = false
 	}
 	if p.isBig(b) {
+		p.keep(b.buf)
 		b.buf = make([]byte, 0, p.block)
 	}
 	clear(b.slots) // the facts of its lines: copies of config and effective values
 	p.free <- b
+}
+
+// keep keeps buf, a block grown for a long line and no longer used, for
+// the next long line, if it is larger than the one kept: lines of similar
+// lengths then reuse one block, and leave the garbage collector nothing.
+func (p *pipeline) keep(buf []byte) {
+	p.spareMu.Lock()
+	defer p.spareMu.Unlock()
+	if cap(buf) > cap(p.spare) {
+		p.spare = buf[:0]
+	}
+}
+
+// bigBuf returns an empty block of at least need bytes for a long line:
+// the one kept if it is large enough, else a new one of size bytes (and
+// the one kept, too small, is dropped).
+func (p *pipeline) bigBuf(need, size int) []byte {
+	p.spareMu.Lock()
+	defer p.spareMu.Unlock()
+	buf := p.spare
+	p.spare = nil
+	if cap(buf) < need {
+		buf = make([]byte, 0, size)
+	}
+	return buf
+}
+
+// holdBig takes the big token for the reader, waiting for the batch
+// that holds it to be checked, unless the reader holds it already.
+func (p *pipeline) holdBig() {
+	if !p.readerBig {
+		p.big <- struct{}{}
+		p.readerBig = true
+	}
 }
 
 // isBig reports whether b's block grew for a long line.
@@ -376,8 +441,10 @@ func (p *pipeline) isBig(b *batch) bool { return cap(b.buf) > 2*p.block }
 func (p *pipeline) dispatch(b *batch) {
 	if p.isBig(b) {
 		// One long line in work at a time: its block and its tree are what
-		// the memory bound allows for.
-		p.big <- struct{}{}
+		// the memory bound allows for. The reader may already hold the
+		// token for it.
+		p.holdBig()
+		p.readerBig = false
 		b.big = true
 	}
 	b.index = p.next
@@ -459,8 +526,17 @@ func (rd *streamReader) run(c *streamChecker, p *pipeline) error {
 	for !rd.eof {
 		b := p.get()
 		if need := len(carry) + rd.block; cap(b.buf) < need {
-			// A long line: give it room to be completed.
-			b.buf = make([]byte, 0, max(need, 2*len(carry)))
+			// A long line: give it room to be completed. While it is read,
+			// the reader holds the big token, and hands it to the batch the
+			// line ends in: so a long line is read only once the one before
+			// it was checked, and the memory of one at a time is in use.
+			size := max(need, 2*len(carry))
+			if size <= 2*rd.block {
+				b.buf = make([]byte, 0, size)
+			} else {
+				p.holdBig()
+				b.buf = p.bigBuf(need, size)
+			}
 		}
 		b.buf = append(b.buf, carry...)
 		err := rd.fill(b)
