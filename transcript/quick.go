@@ -44,7 +44,7 @@ type quickDecoder struct {
 
 	items   []canon.Value  // containers' elements while being decoded, innermost last
 	members []canon.Member // ditto for objects
-	slab    []canon.Value  // this line's arrays, carved
+	slab    []canon.Value  // this line's arrays, carved (see carve)
 	mslab   []canon.Member // this line's objects, carved
 	text    []byte         // this line's escaped strings, decoded (see decode)
 }
@@ -325,10 +325,9 @@ func (q *quickDecoder) object(depth int, p place) (canon.Value, bool) {
 			q.pos++
 		case '}':
 			q.pos++
-			start := len(q.mslab)
-			q.mslab = append(q.mslab, q.members[base:]...)
+			m := carve(&q.mslab, q.members[base:])
 			q.members = q.members[:base]
-			return canon.Value{Kind: canon.Object, Members: q.mslab[start:len(q.mslab):len(q.mslab)]}, true
+			return canon.Value{Kind: canon.Object, Members: m}, true
 		default:
 			return canon.Value{}, false
 		}
@@ -363,14 +362,38 @@ func (q *quickDecoder) array(depth int, p place) (canon.Value, bool) {
 			q.pos++
 		case ']':
 			q.pos++
-			start := len(q.slab)
-			q.slab = append(q.slab, q.items[base:]...)
+			items := carve(&q.slab, q.items[base:])
 			q.items = q.items[:base]
-			return canon.Value{Kind: canon.Array, Items: q.slab[start:len(q.slab):len(q.slab)]}, true
+			return canon.Value{Kind: canon.Array, Items: items}, true
 		default:
 			return canon.Value{}, false
 		}
 	}
+}
+
+// slabMax is the most elements a slab of the quick path holds.
+const slabMax = 4096
+
+// carve returns a copy of src carved from *slab. A slab without room is
+// replaced by a new one, twice as large up to slabMax elements, and the
+// old one lives on in what was carved from it; a container of more than
+// a quarter of that gets memory of its own. So a line's tree costs its
+// size and never a copy of what was carved before (a slab grown by
+// append moved every earlier element: ~5x a large tree, in copies and
+// garbage).
+func carve[T any](slab *[]T, src []T) []T {
+	n := len(src)
+	if n > slabMax/4 {
+		return append([]T(nil), src...)
+	}
+	s := *slab
+	if cap(s)-len(s) < n {
+		s = make([]T, 0, min(max(2*cap(s), 64), slabMax))
+	}
+	start := len(s)
+	s = append(s, src...)
+	*slab = s
+	return s[start : start+n : start+n]
 }
 
 // str decodes the string at q.pos, whose escapes must be the ones RFC 8785
