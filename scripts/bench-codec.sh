@@ -5,13 +5,63 @@
 #     check, every semantic pass, the trees kept) and
 #     transcript.ValidateReader (the same rules, streamed, no tree kept);
 #  2. whole processes from cold: `termverify-sandbox validate FILE` against
-#     a Python process doing only json.loads per line, with peak RSS.
+#     a Python process doing only json.loads per line, with peak RSS;
+#  3. the memory bound on long lines: peak RSS of `validate` on seven
+#     ~3.8 MB lines of ~99,000 values each (gentranscript -long 7), valid,
+#     not canonical and not decoding, against 32 MiB + 4x the longest line.
 # Run by `make bench`; figures are recorded in docs/TRANSCRIPT.md.
+# BENCH_LONG_ONLY=1 runs part 3 alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 file=$tmp/bench.jsonl
+
+# Part 3: peak RSS of validate on long lines (see the header).
+long_lines() {
+	local long=$tmp/long.jsonl bin=$tmp/termverify-sandbox
+	[ -x "$bin" ] || make -s build BIN="$bin"
+	go run ./scripts/gentranscript -long 7 -o "$long"
+	python3 - "$long" "$tmp" <<'PY'
+import sys
+src, tmp = sys.argv[1], sys.argv[2]
+lines = open(src, "rb").read().split(b"\n")[:-1]
+def variant(name, fix):
+    with open(f"{tmp}/{name}.jsonl", "wb") as f:
+        for l in lines:
+            f.write((fix(l) if len(l) > 1 << 20 else l) + b"\n")
+variant("long-noncanonical", lambda l: l[:-1] + b" }")  # decodes, not RFC 8785
+variant("long-undecodable", lambda l: l + b"x")        # json.syntax after all its values
+PY
+	"$py" - "${BENCH_LONG_ROUNDS:-5}" "$bin" "$long" "$tmp/long-noncanonical.jsonl" "$tmp/long-undecodable.jsonl" <<'PY'
+import os, statistics, subprocess, sys, time
+rounds, binary, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+if not os.access("/usr/bin/time", os.X_OK):
+    sys.exit("part 3 needs /usr/bin/time (apt-get install time)")
+print(f"\n{'long lines: validate (' + str(rounds) + ' rounds each)':<44} {'median ms':>10} {'peak RSS MiB':>13} {'bound MiB':>10}")
+for path in files:
+    longest = max(len(l) for l in open(path, "rb").read().split(b"\n"))
+    bound = 32 * 2**20 + 4 * longest
+    walls, peaks, verdict = [], [], ""
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "validate", path], capture_output=True)
+        walls.append(time.perf_counter() - t0)
+        if p.returncode not in (0, 1):
+            sys.exit(f"validate {path}: exit {p.returncode}: {p.stderr.decode()[-500:]}")
+        peaks.append(int(p.stderr.split()[-1]) * 1024)
+        parts = p.stdout.decode().strip().split(": ")  # FILE: OK (N records) | FILE: record S (line L): RULE: detail
+        verdict = "OK" if p.returncode == 0 else parts[2] if len(parts) > 2 else parts[-1]
+    peak = max(peaks)
+    label = f"{os.path.basename(path)}: {verdict}"
+    print(f"{label[:44]:<44} {statistics.median(walls) * 1e3:10.1f} {peak / 2**20:13.1f} {bound / 2**20:10.2f}  {'met' if peak <= bound else 'NOT MET'}")
+PY
+}
+py=$(python3 -c 'import sys; print(sys.executable)')
+if [ -n "${BENCH_LONG_ONLY:-}" ]; then
+	long_lines
+	exit 0
+fi
 
 go run ./scripts/gentranscript -o "$file"
 bytes=$(wc -c <"$file")
@@ -128,3 +178,4 @@ tab=$'\t'
 	"python3 json.loads per line${tab}$py${tab}$tmp/loads_stream.py${tab}$file" \
 	"floor: validate of a $(wc -l <"$tmp/small.jsonl")-record file${tab}$tmp/termverify-sandbox${tab}validate${tab}$tmp/small.jsonl" \
 	"floor: python3 -c pass${tab}$py${tab}-c${tab}pass"
+long_lines
