@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Fuzz* target in the module for FUZZTIME each (one at a time:
 # go test -fuzz takes a single target per package invocation).
+# FUZZPKGS (a go list pattern, default ./...) narrows it, e.g.
+# FUZZPKGS=./transcript/... for the codec's targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME="${FUZZTIME:-10s}"
@@ -8,7 +10,7 @@ FUZZTIME="${FUZZTIME:-10s}"
 # minimization well inside the run.
 FUZZMINTIME="${FUZZMINTIME:-2s}"
 status=0
-for pkg in $(go list ./...); do
+for pkg in $(go list ${FUZZPKGS:-./...}); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
 		echo "fuzz $pkg $target for $FUZZTIME"
