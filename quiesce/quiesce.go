@@ -54,7 +54,10 @@ type Verdict struct {
 type Judge struct {
 	master, slave int
 	slaveDev      devNum
-	tasks         func() ([]int, error)
+	// slaveID is the slave's file identity (inode and filesystem), what
+	// an epoll instance's fdinfo names a watched file by.
+	slaveID fileID
+	tasks   func() ([]int, error)
 	// ShortTimeout is rule 6's bound (DefaultShortTimeout when zero).
 	ShortTimeout time.Duration
 	// ttyFDs caches, for one evaluation, each process's descriptors that
@@ -62,7 +65,7 @@ type Judge struct {
 	// that a hostile fd_set or pollfd array costs lookups, not a stat per
 	// bit (review finding: threads blocked in select on 65536 bits made
 	// one evaluation take seconds).
-	ttyFDs map[int]map[int]bool
+	ttyFDs map[int]*ttyFiles
 	// shortWaits remembers the short waits seen by earlier evaluations,
 	// with the task's context switches then: the same wait again after
 	// the task ran is a periodic tick.
@@ -84,6 +87,20 @@ func devOf(rdev uint64) devNum { return devNum{unix.Major(rdev), unix.Minor(rdev
 // devTTY is /dev/tty, the controlling terminal's alias.
 var devTTY = devNum{5, 0}
 
+// fileID is a file's identity: its inode number and the device of its
+// filesystem (stat's st_ino and st_dev).
+type fileID struct {
+	ino uint64
+	dev devNum
+}
+
+// ttyFiles is what one process has open that is the terminal: the
+// descriptor numbers, and the identities of the files behind them.
+type ttyFiles struct {
+	fds map[int]bool
+	ids map[fileID]bool
+}
+
 // New returns a Judge of the terminal whose master and slave are given
 // (the caller keeps both open for the Judge's life; the slave is only
 // polled and queried, never read). tasks lists the process ids (not
@@ -102,7 +119,7 @@ func New(master, slave *os.File, tasks func() ([]int, error)) (*Judge, error) {
 	}
 	return &Judge{
 		master: int(master.Fd()), slave: int(slave.Fd()),
-		slaveDev: devOf(st.Rdev), tasks: tasks,
+		slaveDev: devOf(st.Rdev), slaveID: fileID{st.Ino, devOf(st.Dev)}, tasks: tasks,
 		shortWaits: map[waitKey]uint64{},
 	}, nil
 }
@@ -140,7 +157,7 @@ func (j *Judge) Evaluate() (Verdict, error) {
 			}
 		}
 		// Rule 3.
-		j.ttyFDs = map[int]map[int]bool{}
+		j.ttyFDs = map[int]*ttyFiles{}
 		fg, err := unix.IoctlGetInt(j.master, unix.TIOCGPGRP)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("quiesce: foreground process group: %w", err)
@@ -439,21 +456,25 @@ func (j *Judge) isTTY(t task, fd int) bool {
 	return fd >= 0 && j.ttySet(t)[fd]
 }
 
-// ttySet lists t's process's descriptors that are the terminal, once per
-// evaluation (the cache ttyFDs): each entry of /proc/<pid>/fd is looked
-// at once, however many bits a select set or a pollfd array names.
-func (j *Judge) ttySet(t task) map[int]bool {
-	if set, ok := j.ttyFDs[t.pid]; ok {
-		return set
+// ttySet lists t's process's descriptors that are the terminal.
+func (j *Judge) ttySet(t task) map[int]bool { return j.ttyFiles(t).fds }
+
+// ttyFiles lists t's process's descriptors that are the terminal, and
+// their files' identities, once per evaluation (the cache ttyFDs): each
+// entry of /proc/<pid>/fd is looked at once, however many bits a select
+// set or a pollfd array names.
+func (j *Judge) ttyFiles(t task) *ttyFiles {
+	if tf, ok := j.ttyFDs[t.pid]; ok {
+		return tf
 	}
-	set := map[int]bool{}
+	tf := &ttyFiles{fds: map[int]bool{}, ids: map[fileID]bool{}}
 	if j.ttyFDs != nil {
-		j.ttyFDs[t.pid] = set
+		j.ttyFDs[t.pid] = tf
 	}
 	dir := fmt.Sprintf("/proc/%d/fd", t.pid)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return set
+		return tf
 	}
 	for _, e := range ents {
 		fd, err := strconv.Atoi(e.Name())
@@ -464,12 +485,34 @@ func (j *Judge) ttySet(t task) map[int]bool {
 		if unix.Stat(dir+"/"+e.Name(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
 			continue
 		}
-		d := devOf(st.Rdev)
-		if d == j.slaveDev || (d == devTTY && t.tty == j.slaveDev) {
-			set[fd] = true
+		if j.isTerminalNode(t, devOf(st.Rdev)) {
+			tf.fds[fd] = true
+			tf.ids[fileID{st.Ino, devOf(st.Dev)}] = true
 		}
 	}
-	return set
+	return tf
+}
+
+// isTerminalNode: a character device numbered rdev is the terminal for t
+// (the slave, or /dev/tty while the slave is t's controlling terminal).
+func (j *Judge) isTerminalNode(t task, rdev devNum) bool {
+	return rdev == j.slaveDev || (rdev == devTTY && t.tty == j.slaveDev)
+}
+
+// isTTYFile reports whether the file with identity id is the terminal
+// for t: the slave's own inode; a file t's process has open as the
+// terminal (a /dev/tty, or the slave through another node); or the
+// /dev/tty of t's root while the slave is t's controlling terminal (a
+// /dev/tty open only elsewhere, say in a parent that registered it).
+func (j *Judge) isTTYFile(t task, id fileID) bool {
+	if id == j.slaveID || j.ttyFiles(t).ids[id] {
+		return true
+	}
+	var st unix.Stat_t
+	if t.tty != j.slaveDev || unix.Stat(fmt.Sprintf("/proc/%d/root/dev/tty", t.pid), &st) != nil {
+		return false
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && devOf(st.Rdev) == devTTY && id == fileID{st.Ino, devOf(st.Dev)}
 }
 
 // maxFD is the highest descriptor in set, -1 for none.
@@ -481,26 +524,79 @@ func maxFD(set map[int]bool) int {
 	return m
 }
 
-// epollWatchesTTY reads the epoll instance's fdinfo: a "tfd:" line per
-// watched descriptor (its number in the registering process) with its
-// event mask.
+// epollWatchesTTY reads the epoll instance's fdinfo: a line per watched
+// file,
+//
+//	tfd: %8d events: %8x data: %16llx  pos:%lli ino:%lx sdev:%x
+//
+// (fs/eventpoll.c) with the descriptor number it was registered by, its
+// event mask, and the file's inode and filesystem device. The number is
+// only what it was at registration: after a dup2 over it, or a close and
+// reuse, it names another file, while the registration stays as long as
+// the file it was made for is open anywhere. So the file is matched by
+// identity, ino and sdev, against the slave's and the terminal files the
+// process has open. A kernel that does not print ino and sdev gets the
+// old match by number, exact only while the number was not reused.
 func (j *Judge) epollWatchesTTY(t task, epfd int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", t.pid, epfd))
 	if err != nil {
 		return false
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
+		w, ok := parseEpollLine(line)
+		if !ok || w.events&unix.EPOLLIN == 0 {
 			continue
 		}
-		fd, err1 := strconv.Atoi(f[1])
-		ev, err2 := strconv.ParseUint(f[3], 16, 32)
-		if err1 == nil && err2 == nil && ev&unix.EPOLLIN != 0 && j.isTTY(t, fd) {
+		if w.hasID {
+			if j.isTTYFile(t, w.id) {
+				return true
+			}
+		} else if j.isTTY(t, w.fd) {
 			return true
 		}
 	}
 	return false
+}
+
+// epollItem is one watched file of an epoll instance's fdinfo.
+type epollItem struct {
+	fd     int
+	events uint64
+	id     fileID
+	hasID  bool // ino: and sdev: were present
+}
+
+// parseEpollLine parses one "tfd:" line of an epoll instance's fdinfo;
+// ok false for any other line.
+func parseEpollLine(line string) (it epollItem, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
+		return it, false
+	}
+	fd, err1 := strconv.Atoi(f[1])
+	ev, err2 := strconv.ParseUint(f[3], 16, 32)
+	if err1 != nil || err2 != nil {
+		return it, false
+	}
+	it.fd, it.events = fd, ev
+	var ino, sdev uint64
+	var hasIno, hasDev bool
+	for _, w := range f[4:] {
+		if v, ok := strings.CutPrefix(w, "ino:"); ok {
+			ino, err1 = strconv.ParseUint(v, 16, 64)
+			hasIno = err1 == nil
+		} else if v, ok := strings.CutPrefix(w, "sdev:"); ok {
+			sdev, err2 = strconv.ParseUint(v, 16, 32)
+			hasDev = err2 == nil
+		}
+	}
+	if hasIno && hasDev {
+		// sdev is the kernel's internal dev_t: major in the top 12 bits,
+		// minor in the low 20.
+		it.id = fileID{ino, devNum{uint32(sdev >> 20), uint32(sdev & 0xfffff)}}
+		it.hasID = true
+	}
+	return it, true
 }
 
 // msTimeout is a millisecond timeout argument (an int: negative is none).
