@@ -26,6 +26,25 @@ const DefaultShortTimeout = 2 * time.Second
 // ran between them, before it answers "not yet".
 const maxPass = 3
 
+// The cost bounds of one Evaluate. It tries again after a task ran
+// between its passes only while another try keeps it within retryReads
+// /proc files and it has spent at most retryTime: with a thousand
+// threads or more one try is all (two passes of two files a thread). A
+// verdict that is not quiet after more than costFloor has RetryAfter at
+// least the time it took, so a caller evaluating again after RetryAfter
+// spends at most about half its time evaluating, and its epoch deadline
+// stays the backstop.
+const (
+	retryReads = 4096
+	retryTime  = 100 * time.Millisecond
+	costFloor  = 100 * time.Millisecond
+)
+
+// maxKeptFDs bounds the /proc files the first pass keeps open for the
+// second (reading an open one again costs a third to a half of opening
+// it); threads beyond it are opened again.
+const maxKeptFDs = 4096
+
 // pollRdNorm is POLLRDNORM (asm-generic/poll.h), which x/sys lacks.
 const pollRdNorm = 0x40
 
@@ -45,8 +64,11 @@ type Verdict struct {
 	// Why says, when not quiet, what is still going on; when quiet,
 	// which task waits in which call. For diagnostics, not for parsing.
 	Why string
-	// RetryAfter, when not zero, is the short timeout of the call the
-	// programs wait in (rule 6): evaluate again once it has passed.
+	// RetryAfter, when not zero, is how long to wait before evaluating
+	// again (unless something happens meanwhile, such as output): the
+	// short timeout of the call the programs wait in (rule 6), or, when
+	// the evaluation itself cost more than costFloor, at least what it
+	// cost, so that the caller's back-off follows the cost.
 	RetryAfter time.Duration
 }
 
@@ -67,9 +89,22 @@ type Judge struct {
 	// one evaluation take seconds).
 	ttyFDs map[int]*ttyFiles
 	// shortWaits remembers the short waits seen by earlier evaluations,
-	// with the task's context switches then: the same wait again after
+	// with the task's run counter then: the same wait again after
 	// the task ran is a periodic tick.
-	shortWaits map[waitKey]uint64
+	shortWaits map[waitKey][2]uint64
+	// haveSchedstat: the kernel keeps /proc/<tid>/schedstat, the
+	// cheapest file that changes whenever a thread ran.
+	haveSchedstat bool
+	// reads counts the /proc files (and task listings) the current or
+	// last Evaluate read: its retry budget, and what tests check.
+	reads int
+	// buf is the read buffer of readProcFile.
+	buf []byte
+	// threadCount is how many threads the last listing found.
+	threadCount int
+	// maxKept is how many /proc files a first pass keeps open for the
+	// second: maxKeptFDs, or a quarter of our descriptor limit.
+	maxKept int
 }
 
 // waitKey identifies a task's wait: the same task, call and timeout.
@@ -120,7 +155,8 @@ func New(master, slave *os.File, tasks func() ([]int, error)) (*Judge, error) {
 	return &Judge{
 		master: int(master.Fd()), slave: int(slave.Fd()),
 		slaveDev: devOf(st.Rdev), slaveID: fileID{st.Ino, devOf(st.Dev)}, tasks: tasks,
-		shortWaits: map[waitKey]uint64{},
+		shortWaits: map[waitKey][2]uint64{}, haveSchedstat: schedstatWorks(),
+		maxKept: keptLimit(),
 	}, nil
 }
 
@@ -130,178 +166,391 @@ type task struct {
 	state    byte
 	pgrp     int
 	tty      devNum
-	switches uint64
-	syscall  []uint64 // number and six arguments; nil when not in a call
-	running  bool     // /proc/<tid>/syscall said "running"
+	// ran counts the thread's runs: schedstat's time on a CPU and times
+	// it was put on one (or status's context switches where the kernel
+	// keeps no schedstat). It changes whenever the thread ran.
+	ran [2]uint64
+	// statFD and ranFD are the thread's stat and counter files, kept
+	// open from the first pass for the second (-1: not kept).
+	statFD, ranFD int
 }
 
-// Evaluate applies the rules once (with up to maxPass tries of the
-// second pass) and says whether the programs wait for input.
+// Evaluate applies the rules once and says whether the programs wait for
+// input. When a task ran between the two passes it tries again, up to
+// maxPass times while the evaluation is cheap (retryReads files,
+// retryTime); an evaluation that cost more than costFloor and is not
+// quiet says, in RetryAfter, to wait at least as long as it took.
 func (j *Judge) Evaluate() (Verdict, error) {
+	start := time.Now()
+	j.reads = 0
+	v, err := j.evaluate()
+	if cost := time.Since(start); err == nil && !v.Quiet && cost > costFloor {
+		v.RetryAfter = max(v.RetryAfter, cost)
+	}
+	return v, err
+}
+
+func (j *Judge) evaluate() (Verdict, error) {
+	start := time.Now()
 	short := j.ShortTimeout
 	if short == 0 {
 		short = DefaultShortTimeout
 	}
 	for range maxPass {
-		// Rule 1: a poll of the slave runs the flip-buffer work.
-		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(j.slave), Events: unix.POLLIN}}, 0)
-
-		first, err := j.pass()
-		if err != nil {
-			return Verdict{}, err
+		v, again, err := j.try(short)
+		// Another try reads two files a thread in each pass: only when
+		// that stays within retryReads (however soon this one stopped).
+		if !again || j.reads+4*j.threadCount > retryReads || time.Since(start) > retryTime {
+			return v, err
 		}
-		// Rule 2.
-		for _, t := range first {
-			if t.running || t.state == 'R' || t.state == 'D' {
-				return Verdict{Why: fmt.Sprintf("task %d is %s", t.tid, stateWord(t))}, nil
-			}
-		}
-		// Rule 3.
-		j.ttyFDs = map[int]*ttyFiles{}
-		fg, err := unix.IoctlGetInt(j.master, unix.TIOCGPGRP)
-		if err != nil {
-			return Verdict{}, fmt.Errorf("quiesce: foreground process group: %w", err)
-		}
-		w, err := j.waiter(first, fg)
-		if err != nil {
-			return Verdict{}, err
-		}
-		if w == nil {
-			return Verdict{Why: fmt.Sprintf("no task of the foreground process group %d waits for the terminal", fg)}, nil
-		}
-		// Rule 4.
-		if n, err := unix.IoctlGetInt(j.slave, unix.TIOCINQ); err != nil {
-			return Verdict{}, fmt.Errorf("quiesce: slave input queue: %w", err)
-		} else if n > 0 {
-			return Verdict{Why: fmt.Sprintf("%d bytes of input not yet read", n)}, nil
-		}
-		// The program's output reaches the master through the same kind of
-		// flip-buffer work: a poll of the master runs it, and a readable
-		// master means output the caller has not drained yet. (TIOCINQ
-		// alone misses output still in the work item: a shell that echoed,
-		// ran the command and waits again looked quiet with nothing drawn.)
-		pfd := []unix.PollFd{{Fd: int32(j.master), Events: unix.POLLIN}}
-		if n, err := unix.Poll(pfd, 0); err != nil && err != unix.EINTR {
-			return Verdict{}, fmt.Errorf("quiesce: poll master: %w", err)
-		} else if n > 0 && pfd[0].Revents&unix.POLLIN != 0 {
-			return Verdict{Why: "output not yet drained from the master"}, nil
-		}
-		// Rule 5.
-		second, err := j.pass()
-		if err != nil {
-			return Verdict{}, err
-		}
-		if !samePass(first, second) {
-			continue
-		}
-		// Rule 6.
-		why := fmt.Sprintf("task %d waits in %s", w.tid, w.call)
-		if w.timeout < 0 || w.timeout > short {
-			clear(j.shortWaits)
-			return Verdict{Quiet: true, Why: why}, nil
-		}
-		if len(j.shortWaits) > maxShortWaits {
-			// A program varying its short timeouts would grow this
-			// without end; forgetting only delays the periodic verdict.
-			clear(j.shortWaits)
-		}
-		key := waitKey{w.tid, w.nr, w.timeout}
-		switches, seen := j.shortWaits[key]
-		j.shortWaits[key] = w.switches
-		if seen && switches != w.switches {
-			clear(j.shortWaits)
-			return Verdict{Quiet: true, Why: why + " again after it fired (periodic)"}, nil
-		}
-		return Verdict{Why: why + fmt.Sprintf(" with a %v timeout", w.timeout), RetryAfter: max(w.timeout, time.Millisecond)}, nil
 	}
 	return Verdict{Why: "tasks kept running between two passes"}, nil
 }
 
-func stateWord(t task) string {
-	switch {
-	case t.state == 'D':
+// try is one evaluation: again true when a task ran between its passes.
+func (j *Judge) try(short time.Duration) (v Verdict, again bool, err error) {
+	// Rule 1: a poll of the slave runs the flip-buffer work.
+	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(j.slave), Events: unix.POLLIN}}, 0)
+
+	// Rule 2, as the first pass reads.
+	first, busy, err := j.firstPass()
+	defer closeTasks(first)
+	if v, ok := unreadable(err); ok {
+		return v, false, nil
+	} else if err != nil {
+		return Verdict{}, false, err
+	}
+	if busy != nil {
+		return Verdict{Why: fmt.Sprintf("task %d is %s", busy.tid, stateWord(busy.state))}, false, nil
+	}
+	// Rule 3.
+	j.ttyFDs = map[int]*ttyFiles{}
+	fg, err := unix.IoctlGetInt(j.master, unix.TIOCGPGRP)
+	if err != nil {
+		return Verdict{}, false, fmt.Errorf("quiesce: foreground process group: %w", err)
+	}
+	w, running := j.waiter(first, fg)
+	if running != 0 {
+		return Verdict{Why: fmt.Sprintf("task %d is running", running)}, false, nil
+	}
+	if w == nil {
+		return Verdict{Why: fmt.Sprintf("no task of the foreground process group %d waits for the terminal", fg)}, false, nil
+	}
+	// Rule 4.
+	if n, err := unix.IoctlGetInt(j.slave, unix.TIOCINQ); err != nil {
+		return Verdict{}, false, fmt.Errorf("quiesce: slave input queue: %w", err)
+	} else if n > 0 {
+		return Verdict{Why: fmt.Sprintf("%d bytes of input not yet read", n)}, false, nil
+	}
+	// The program's output reaches the master through the same kind of
+	// flip-buffer work: a poll of the master runs it, and a readable
+	// master means output the caller has not drained yet. (TIOCINQ
+	// alone misses output still in the work item: a shell that echoed,
+	// ran the command and waits again looked quiet with nothing drawn.)
+	pfd := []unix.PollFd{{Fd: int32(j.master), Events: unix.POLLIN}}
+	if n, err := unix.Poll(pfd, 0); err != nil && err != unix.EINTR {
+		return Verdict{}, false, fmt.Errorf("quiesce: poll master: %w", err)
+	} else if n > 0 && pfd[0].Revents&unix.POLLIN != 0 {
+		return Verdict{Why: "output not yet drained from the master"}, false, nil
+	}
+	// Rule 5.
+	if same, err := j.secondPass(first); err != nil {
+		if v, ok := unreadable(err); ok {
+			return v, false, nil
+		}
+		return Verdict{}, false, err
+	} else if !same {
+		return Verdict{Why: "tasks ran between two passes"}, true, nil
+	}
+	// Rule 6.
+	why := fmt.Sprintf("task %d waits in %s", w.tid, w.call)
+	if w.timeout < 0 || w.timeout > short {
+		clear(j.shortWaits)
+		return Verdict{Quiet: true, Why: why}, false, nil
+	}
+	if len(j.shortWaits) > maxShortWaits {
+		// A program varying its short timeouts would grow this
+		// without end; forgetting only delays the periodic verdict.
+		clear(j.shortWaits)
+	}
+	key := waitKey{w.tid, w.nr, w.timeout}
+	ran, seen := j.shortWaits[key]
+	j.shortWaits[key] = w.ran
+	if seen && ran != w.ran {
+		clear(j.shortWaits)
+		return Verdict{Quiet: true, Why: why + " again after it fired (periodic)"}, false, nil
+	}
+	return Verdict{Why: why + fmt.Sprintf(" with a %v timeout", w.timeout), RetryAfter: max(w.timeout, time.Millisecond)}, false, nil
+}
+
+// procError is a thread's /proc file that could not be read, and not
+// because the thread is gone: nothing can be said of it, so the verdict
+// is "not yet" (the epoch deadline ends the wait, saying why).
+type procError struct{ err error }
+
+func (e procError) Error() string { return e.err.Error() }
+
+func unreadable(err error) (Verdict, bool) {
+	var pe procError
+	if errors.As(err, &pe) {
+		return Verdict{Why: "cannot tell: " + pe.Error()}, true
+	}
+	return Verdict{}, false
+}
+
+func stateWord(state byte) string {
+	switch state {
+	case 'D':
 		return "in uninterruptible sleep"
 	default:
 		return "running"
 	}
 }
 
-// samePass: the same threads, each with the same context switches.
-func samePass(a, b []task) bool {
-	return slices.EqualFunc(a, b, func(x, y task) bool { return x.tid == y.tid && x.switches == y.switches })
-}
+func busyState(state byte) bool { return state == 'R' || state == 'D' }
 
-// pass reads every thread of every listed process, sorted by tid. A
-// process or thread that exits meanwhile is left out (the second pass
+// threads lists the threads of every listed process (pid and tid, sorted
+// by tid). A process that exits meanwhile is left out (the second pass
 // then differs).
-func (j *Judge) pass() ([]task, error) {
+func (j *Judge) threads() ([]task, error) {
 	pids, err := j.tasks()
 	if err != nil {
 		return nil, fmt.Errorf("quiesce: list tasks: %w", err)
 	}
 	var out []task
 	for _, pid := range pids {
-		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		j.reads++
+		f, err := os.Open(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			continue // gone
 		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			t, ok := readTask(pid, tid)
-			if ok {
-				out = append(out, t)
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if tid, err := strconv.Atoi(name); err == nil {
+				out = append(out, task{pid: pid, tid: tid, statFD: -1, ranFD: -1})
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b task) int { return a.tid - b.tid })
+	j.threadCount = len(out)
 	return out, nil
 }
 
-// readTask reads one thread's stat, status and syscall; ok false when it
-// is gone.
-func readTask(pid, tid int) (task, bool) {
-	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
-	t := task{pid: pid, tid: tid}
+// firstPass reads every thread's run counter, then its stat (in that
+// order: a thread that runs after its counter was read changes it). It
+// stops at the first thread that is runnable or in uninterruptible sleep
+// (busy: rule 2 fails, the rest need not be read). Up to maxKeptFDs of
+// the files stay open for the second pass; the caller closes them
+// (closeTasks).
+func (j *Judge) firstPass() (ts []task, busy *task, err error) {
+	ts, err = j.threads()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := ts[:0]
+	kept := 0
+	for _, t := range ts {
+		keep := kept+2 <= j.maxKept
+		ok, err := j.readRan(&t, keep)
+		if err == nil && ok {
+			ok, err = j.readStat(&t, keep)
+		}
+		if err != nil || !ok {
+			closeTask(t)
+			if err != nil {
+				return out, nil, err
+			}
+			continue // gone
+		}
+		if t.statFD >= 0 {
+			kept += 2
+		}
+		out = append(out, t)
+		if busyState(t.state) {
+			return out, &out[len(out)-1], nil
+		}
+	}
+	return out, nil, nil
+}
+
+// secondPass reads the threads again, stat first, then the run counter:
+// the same threads, none runnable or in uninterruptible sleep, none run
+// since the first pass.
+func (j *Judge) secondPass(first []task) (bool, error) {
+	now, err := j.threads()
+	if err != nil {
+		return false, err
+	}
+	if !slices.EqualFunc(first, now, func(a, b task) bool { return a.tid == b.tid && a.pid == b.pid }) {
+		return false, nil
+	}
+	for _, f := range first {
+		t := f
+		ok, err := j.readStat(&t, false)
+		if err == nil && ok {
+			ok, err = j.readRan(&t, false)
+		}
+		if err != nil || !ok {
+			return false, err
+		}
+		if busyState(t.state) || t.ran != f.ran {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func closeTasks(ts []task) {
+	for _, t := range ts {
+		closeTask(t)
+	}
+}
+
+func closeTask(t task) {
+	for _, fd := range []int{t.statFD, t.ranFD} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// readStat reads the thread's stat: state, process group, controlling
+// terminal.
+func (j *Judge) readStat(t *task, keep bool) (bool, error) {
+	b, ok, err := j.readProcFile(t, "stat", &t.statFD, keep)
+	if !ok || err != nil {
+		return ok, err
+	}
 	// Fields from the state on: state, ppid, pgrp, session, tty_nr.
-	f, ok := statFields(dir + "stat")
+	f, ok := fieldsAfterComm(b)
 	if !ok || len(f) < 5 || len(f[0]) != 1 {
-		return t, false
+		return false, nil
 	}
 	t.state = f[0][0]
 	t.pgrp, _ = strconv.Atoi(f[2])
 	ttyNr, _ := strconv.ParseUint(f[4], 10, 32)
 	t.tty = devNum{uint32(ttyNr>>8) & 0xfff, uint32(ttyNr&0xff) | uint32(ttyNr>>12)&0xfff00}
-	status, err := os.ReadFile(dir + "status")
-	if err != nil {
-		return t, false
+	return true, nil
+}
+
+// readRan reads the thread's run counter: schedstat's run time and run
+// count, or, where the kernel keeps no schedstat, status's context
+// switches (a file several times larger).
+func (j *Judge) readRan(t *task, keep bool) (bool, error) {
+	name := "schedstat"
+	if !j.haveSchedstat {
+		name = "status"
 	}
-	for _, line := range strings.Split(string(status), "\n") {
+	b, ok, err := j.readProcFile(t, name, &t.ranFD, keep)
+	if !ok || err != nil {
+		return ok, err
+	}
+	if j.haveSchedstat {
+		f := strings.Fields(string(b))
+		if len(f) < 3 {
+			return false, nil
+		}
+		t.ran[0], _ = strconv.ParseUint(f[0], 10, 64)
+		t.ran[1], _ = strconv.ParseUint(f[2], 10, 64)
+		return true, nil
+	}
+	t.ran = [2]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
 			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			t.switches += n
+			t.ran[0] += n
 		}
 	}
-	sc, err := os.ReadFile(dir + "syscall")
-	if err != nil {
-		return t, false
+	return true, nil
+}
+
+// keptLimit is maxKeptFDs, or a quarter of the soft descriptor limit when
+// that is lower: keeping files open is an optimisation, never a reason
+// for another open to fail.
+func keptLimit() int {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
+		return 0
 	}
-	t.syscall, t.running = parseSyscall(string(sc))
-	return t, true
+	return int(min(uint64(maxKeptFDs), rl.Cur/4))
+}
+
+// schedstatWorks: this kernel keeps per-task schedstat (CONFIG_SCHED_INFO):
+// our own thread has been put on a CPU at least once.
+func schedstatWorks() bool {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) >= 3 && f[2] != "0"
+}
+
+// readProcFile reads /proc/<pid>/task/<tid>/<name> with one pread: from
+// *fd when it is open (a seq_file read again at offset 0 is generated
+// anew), else opened now, and left open in *fd when keep. ok false: the
+// thread is gone. Other errors are returned: a thread that cannot be
+// read must not pass for one that has exited.
+func (j *Judge) readProcFile(t *task, name string, fd *int, keep bool) ([]byte, bool, error) {
+	j.reads++
+	if *fd < 0 {
+		path := fmt.Sprintf("/proc/%d/task/%d/%s", t.pid, t.tid, name)
+		n, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if err == unix.ENOENT || err == unix.ESRCH {
+				return nil, false, nil
+			}
+			return nil, false, procError{fmt.Errorf("quiesce: %s: %w", path, err)}
+		}
+		if keep {
+			*fd = n
+		} else {
+			defer unix.Close(n)
+		}
+		return j.pread(n, t, name)
+	}
+	return j.pread(*fd, t, name)
+}
+
+func (j *Judge) pread(fd int, t *task, name string) ([]byte, bool, error) {
+	if j.buf == nil {
+		j.buf = make([]byte, 8192)
+	}
+	for {
+		n, err := unix.Pread(fd, j.buf, 0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.ESRCH || err == unix.ENOENT:
+			return nil, false, nil // exited since it was opened
+		case err != nil:
+			return nil, false, procError{fmt.Errorf("quiesce: /proc/%d/task/%d/%s: %w", t.pid, t.tid, name, err)}
+		case n == 0:
+			return nil, false, nil
+		}
+		return j.buf[:n], true, nil
+	}
 }
 
 // statFields reads a /proc/<pid>/stat (or a task's) and returns its
-// fields from the state on: the command name before them may hold
-// anything, spaces and parentheses included, so they start after the last
-// ')'.
+// fields from the state on.
 func statFields(path string) ([]string, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
+	return fieldsAfterComm(b)
+}
+
+// fieldsAfterComm splits a stat file's fields from the state on: the
+// command name before them may hold anything, spaces and parentheses
+// included, so they start after the last ')'.
+func fieldsAfterComm(b []byte) ([]string, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return nil, false
@@ -337,11 +586,11 @@ func parseSyscall(s string) (call []uint64, running bool) {
 
 // wait is a task blocked on the terminal.
 type wait struct {
-	tid      int
-	nr       uint64
-	call     string
-	timeout  time.Duration // < 0: none
-	switches uint64
+	tid     int
+	nr      uint64
+	call    string
+	timeout time.Duration // < 0: none
+	ran     [2]uint64
 }
 
 // waitKind is how a call's arguments name descriptors and a timeout.
@@ -363,28 +612,63 @@ var waitNames = map[waitKind]string{
 }
 
 // waiter finds a task of the foreground group fg blocked on the
-// terminal for input.
-func (j *Judge) waiter(tasks []task, fg int) (*wait, error) {
+// terminal for input, reading the call of each of the group's threads
+// (its processes' main threads first, where programs usually read) until
+// one is; running is a thread whose call could not be read because it
+// is running.
+func (j *Judge) waiter(tasks []task, fg int) (w *wait, running int) {
+	var cands []task
 	for _, t := range tasks {
-		if t.pgrp != fg || t.syscall == nil {
+		if t.pgrp == fg {
+			cands = append(cands, t)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b task) int {
+		return boolInt(a.tid != a.pid) - boolInt(b.tid != b.pid)
+	})
+	for _, t := range cands {
+		call, isRunning, ok := j.readSyscall(t)
+		if isRunning {
+			return nil, t.tid
+		}
+		if !ok || call == nil {
 			continue
 		}
-		kind, ok := waitCalls[t.syscall[0]]
+		kind, ok := waitCalls[call[0]]
 		if !ok {
 			continue
 		}
-		timeout, onTTY := j.waitsOnTTY(t, kind)
+		timeout, onTTY := j.waitsOnTTY(t, call, kind)
 		if onTTY {
-			return &wait{tid: t.tid, nr: t.syscall[0], call: waitNames[kind], timeout: timeout, switches: t.switches}, nil
+			return &wait{tid: t.tid, nr: call[0], call: waitNames[kind], timeout: timeout, ran: t.ran}, 0
 		}
 	}
-	return nil, nil
+	return nil, 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// readSyscall reads the thread's /proc/<tid>/syscall (ok false when it
+// cannot: gone, or no ptrace access).
+func (j *Judge) readSyscall(t task) (call []uint64, running, ok bool) {
+	fd := -1
+	b, ok, err := j.readProcFile(&t, "syscall", &fd, false)
+	if err != nil || !ok {
+		return nil, false, false
+	}
+	call, running = parseSyscall(string(b))
+	return call, running, true
 }
 
 // waitsOnTTY reports whether t's call waits for input from the terminal,
 // and its timeout (< 0: none). Anything unreadable counts as "no".
-func (j *Judge) waitsOnTTY(t task, kind waitKind) (time.Duration, bool) {
-	a := t.syscall[1:]
+func (j *Judge) waitsOnTTY(t task, call []uint64, kind waitKind) (time.Duration, bool) {
+	a := call[1:]
 	switch kind {
 	case waitRead:
 		return j.readTimeout(), j.isTTY(t, int(int32(a[0])))

@@ -15,7 +15,7 @@ import (
 // term is a program on a pseudoterminal of its own, its output drained
 // into a buffer as a PTY-mode supervisor would.
 type term struct {
-	t             *testing.T
+	t             testing.TB
 	master, slave *os.File
 	cmd           *exec.Cmd
 	mu            sync.Mutex
@@ -24,7 +24,7 @@ type term struct {
 }
 
 // startTerm runs argv as the session leader of a new terminal.
-func startTerm(t *testing.T, argv ...string) *term {
+func startTerm(t testing.TB, argv ...string) *term {
 	t.Helper()
 	m, s := ptytest.Open(t, 80, 24)
 	cmd := ptytest.Start(t, s, ptytest.Env(t), argv...)
@@ -194,9 +194,14 @@ while True:
 			t.Fatal(err)
 		}
 		if v.RetryAfter > 0 {
-			sawRetry = true
-			if v.RetryAfter != 200*time.Millisecond {
-				t.Errorf("retry after %v, want the 200ms timeout", v.RetryAfter)
+			// Rule 6's "not yet" names the timeout; another "not yet"
+			// may carry the evaluation's own cost (a loaded machine),
+			// and so may this one, when it cost more than the timeout.
+			if strings.Contains(v.Why, "timeout") {
+				sawRetry = true
+				if v.RetryAfter < 200*time.Millisecond {
+					t.Errorf("retry after %v, want the 200ms timeout", v.RetryAfter)
+				}
 			}
 			time.Sleep(v.RetryAfter + 20*time.Millisecond)
 			continue
