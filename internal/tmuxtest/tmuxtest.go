@@ -117,13 +117,15 @@ func (p *Pane) Paste(text string) {
 	p.tmux("paste-buffer", "-p", "-d", "-b", "tmuxtest", "-t", "0")
 }
 
-// Lines is the pane's screen as text (capture-pane -p: line-drawing
-// cells as drawn, no attributes), trailing spaces dropped, exactly as
-// many lines as the pane has rows.
+// Lines is the pane's screen as text, trailing spaces dropped, exactly as
+// many lines as the pane has rows. It reads capture-pane -p -e, where
+// tmux marks the cells drawn in the DEC line-drawing set with SO/SI, so
+// that those read as drawn (┌──┐, not lqqk); the attributes (SGR) are
+// dropped.
 func (p *Pane) Lines() []string {
 	p.t.Helper()
-	out := p.tmux("capture-pane", "-p", "-t", "0")
-	ls := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	out := p.tmux("capture-pane", "-p", "-e", "-t", "0")
+	ls := strings.Split(strings.TrimSuffix(captureText(string(out)), "\n"), "\n")
 	for len(ls) < p.rows {
 		ls = append(ls, "")
 	}
@@ -131,6 +133,43 @@ func (p *Pane) Lines() []string {
 		ls[i] = strings.TrimRight(ls[i], " ")
 	}
 	return ls[:p.rows]
+}
+
+// lineDrawing is what tmux draws for the DEC line-drawing cells (its
+// tty-acs table, where it agrees with the VT100's set); the cells where
+// the two disagree (b–e, h, i, _) are left as their letters.
+var lineDrawing = map[byte]rune{
+	'`': '◆', 'a': '▒', 'f': '°', 'g': '±', 'j': '┘', 'k': '┐', 'l': '┌', 'm': '└',
+	'n': '┼', 'o': '⎺', 'p': '⎻', 'q': '─', 'r': '⎼', 's': '⎽', 't': '├', 'u': '┤',
+	'v': '┴', 'w': '┬', 'x': '│', 'y': '≤', 'z': '≥', '{': 'π', '|': '≠', '}': '£', '~': '·',
+}
+
+// captureText turns capture-pane -e output into text: escape sequences
+// (SGR) dropped, the cells between SO and SI mapped through lineDrawing.
+// The shift state runs on across lines, as tmux writes it.
+func captureText(s string) string {
+	var b strings.Builder
+	shifted := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == 0x0e:
+			shifted = true
+		case c == 0x0f:
+			shifted = false
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			// CSI: parameters and intermediates, then a final byte.
+			for i += 2; i < len(s) && (s[i] < 0x40 || s[i] > 0x7e); i++ {
+			}
+		case c == 0x1b:
+			i++ // a two-byte escape
+		case shifted && lineDrawing[c] != 0:
+			b.WriteRune(lineDrawing[c])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // State is what tmux knows of the pane besides its text.

@@ -1,0 +1,538 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/internal/tmuxtest"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// ptyRun is one PTY-mode run of a real program in the real sandbox.
+type ptyRun struct {
+	cols, rows int
+	argv       []string
+	files      map[string]string // written into the mapped root first
+	inputs     []transcript.Input
+}
+
+// ptyObs is one observation of a PTY run, as the tests look at it.
+type ptyObs struct {
+	lines     []string
+	col, row  int64
+	visible   bool
+	mode      string
+	output    string // the terminal.output event's chunk
+	exited    bool
+	exit      string // the exit as JSON, once exited
+	afterKind string // the input record before it ("" for readiness)
+}
+
+// ptyResult is a finished PTY run.
+type ptyResult struct {
+	outcome
+	root string
+	obs  []ptyObs
+}
+
+// ptyRoot is a mapped root of the test's own holding files: writable by
+// the subject's uid (the sandbox never chowns it), under the 0711
+// directory TestMain made so the subject can reach it.
+func ptyRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root, err := os.MkdirTemp(filepath.Dir(env.root), "pty-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	fillRoot(t, root, files)
+	return root
+}
+
+func fillRoot(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ptyRequest is the example request in PTY mode at the os tier (which
+// PTY mode needs: elsewhere it is refused), the terminal cols×rows.
+func ptyRequest(t *testing.T, root string, r ptyRun) Request {
+	t.Helper()
+	req := exampleRequest(t)
+	req.PTY = true
+	req.Isolation = receipts.IsolationOS
+	req.Config.Terminal.Columns, req.Config.Terminal.Rows = int64(r.cols), int64(r.rows)
+	req.Args = r.argv
+	req.Inputs = r.inputs
+	req.Roots = map[string]string{"app": root}
+	req.Deadlines = Deadlines{Handshake: 10 * time.Second, Epoch: 10 * time.Second, Run: 60 * time.Second}
+	return req
+}
+
+// runPTY runs r in the sandbox and checks what every PTY run must show:
+// a transcript that validates (runCase), the receipts of the os tier with
+// the terminal on the sandbox's own devpts, and nothing left behind.
+func runPTY(t *testing.T, r ptyRun) ptyResult {
+	t.Helper()
+	sandboxtest.RequireRoot(t)
+	if env.buildErr != nil {
+		t.Fatalf("example subjects: %v", env.buildErr)
+	}
+	root := ptyRoot(t, r.files)
+	o := runCase(t, ptyRequest(t, root, r))
+	checkPTYReceipts(t, o)
+	checkNothingLeft(t, root, o.res.Sandboxes)
+	return ptyResult{outcome: o, root: root, obs: ptyObservations(t, o, r.rows)}
+}
+
+func checkPTYReceipts(t *testing.T, o outcome) {
+	t.Helper()
+	if err := transcript.Validate(o.data); err != nil {
+		t.Fatalf("transcript.Validate: %v", err)
+	}
+	got := map[receipts.Constraint]transcript.Receipt{}
+	for _, r := range o.tr.Receipts() {
+		got[r.Constraint] = r
+	}
+	for c, mech := range map[receipts.Constraint]string{
+		receipts.Terminal:   receipts.MechanismPTY,
+		receipts.Filesystem: receipts.MechanismMountNS,
+		receipts.Network:    receipts.MechanismNetNS,
+	} {
+		r, ok := got[c]
+		if !ok || r.Status != receipts.Applied || r.Tier != receipts.OS || r.Mechanism != mech {
+			t.Errorf("receipt %s: %+v, want applied at os with x-mechanism %s", c, r.Receipt, mech)
+		}
+	}
+}
+
+// checkNothingLeft: the run's sandboxes left no state entry, cgroup or
+// mount, and no process lives on in the mapped root (the subject's
+// working directory: a program the teardown missed would still be there).
+func checkNothingLeft(t *testing.T, root string, ids []string) {
+	t.Helper()
+	if len(ids) != 1 {
+		t.Errorf("Result.Sandboxes %q, want one sandbox", ids)
+	}
+	for _, id := range ids {
+		if _, err := os.Lstat(filepath.Join(env.stateDir, id)); err == nil {
+			t.Errorf("state entry of %s left", id)
+		}
+		if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), id) {
+			t.Errorf("a mount naming %s left", id)
+		}
+	}
+	if left := cgroupsOf(ids); len(left) > 0 {
+		t.Errorf("cgroups left: %q", left)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(root, &st); err != nil {
+		t.Fatal(err)
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		var cwd unix.Stat_t
+		if unix.Stat(filepath.Join("/proc", p.Name(), "cwd"), &cwd) == nil && cwd.Dev == st.Dev && cwd.Ino == st.Ino {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+			t.Errorf("process %s (%q) still runs in the mapped root", p.Name(), cmd)
+		}
+	}
+}
+
+// ptyObservations decodes every observation in order, with the kind of
+// the input record that preceded it, and checks the PTY shape of each:
+// exactly rows lines, the state naming the terminal's size.
+func ptyObservations(t *testing.T, o outcome, rows int) []ptyObs {
+	t.Helper()
+	var out []ptyObs
+	last := ""
+	for i := range o.tr.Records {
+		rec := &o.tr.Records[i]
+		if strings.HasPrefix(rec.Kind, "input.") {
+			last = rec.Kind
+			continue
+		}
+		if rec.Kind != transcript.KindObservation {
+			continue
+		}
+		p := rec.Payload()
+		get := func(v *canon.Value, path ...string) *canon.Value {
+			for _, k := range path {
+				if v == nil {
+					return nil
+				}
+				v, _ = v.Get(k)
+			}
+			return v
+		}
+		ob := ptyObs{afterKind: last}
+		last = ""
+		fr := get(p, "frame", "lines")
+		if fr == nil || fr.Kind != canon.Array {
+			t.Fatalf("observation %d has no frame: %s", len(out), jsonText(p))
+		}
+		for _, l := range fr.Items {
+			ob.lines = append(ob.lines, l.Str)
+		}
+		if len(ob.lines) != rows {
+			t.Errorf("observation %d: %d frame lines, want %d", len(out), len(ob.lines), rows)
+		}
+		if st := jsonText(get(p, "state")); !strings.Contains(st, `"terminal":{"columns":`) || !strings.Contains(st, fmt.Sprintf(`"rows":%d`, rows)) {
+			t.Errorf("observation %d: state %s, want the terminal's size", len(out), st)
+		}
+		ob.col, _ = get(p, "ui", "cursor", "column").Int()
+		ob.row, _ = get(p, "ui", "cursor", "row").Int()
+		ob.visible = get(p, "ui", "cursor", "visible").Bool
+		ob.mode = get(p, "ui", "mode").Str
+		if ev := get(p, "events"); ev != nil {
+			for _, e := range ev.Items {
+				if ty, _ := e.Get("type"); ty != nil && ty.Str == "terminal.output" {
+					ob.output += get(&e, "data", "chunk").Str
+				}
+			}
+		}
+		if pr := get(p, "process"); pr != nil {
+			if s := get(pr, "state"); s != nil && s.Str == "exited" {
+				ob.exited = true
+				ob.exit = jsonText(get(pr, "exit"))
+			}
+		}
+		out = append(out, ob)
+	}
+	return out
+}
+
+// ptyEnv is the environment the sandbox gives r's subject (buildSpec at
+// the os tier, and the PATH Start adds when there is none), for the
+// reference: the same variables, with HOME (which the sandbox's passwd
+// entry sets to its working directory) the reference's own directory.
+func ptyEnv(t *testing.T, r ptyRun, home string) []string {
+	t.Helper()
+	req := ptyRequest(t, home, r)
+	req.Transcript = io.Discard
+	if err := req.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	osTier := receipts.Mechanism{Tier: receipts.OS}
+	out := receipts.Negotiate(negotiationRequest(&req, sandbox.IsolationOS, osTier, osTier, assumedTerminal(sandbox.IsolationOS)))
+	if out.Refusal != nil {
+		t.Fatalf("negotiation refused: %+v", out.Refusal)
+	}
+	spec := buildSpec(&req, sandbox.IsolationOS, out, stdio{})
+	env := slices.Clone(spec.Env)
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
+		env = append(env, "PATH="+sandbox.DefaultPath)
+	}
+	return append(env, "HOME="+home)
+}
+
+// tmuxKeys are termverify.key/v1 names as tmux's send-keys names them;
+// a chord with Control is C- and its key.
+var tmuxKeys = map[string]string{
+	"Enter": "Enter", "Escape": "Escape", "Space": "Space", "Tab": "Tab", "Backspace": "BSpace",
+	"ArrowUp": "Up", "ArrowDown": "Down", "ArrowLeft": "Left", "ArrowRight": "Right",
+	"PageUp": "PPage", "PageDown": "NPage", "Home": "Home", "End": "End",
+}
+
+func tmuxKey(t *testing.T, chord []string) string {
+	t.Helper()
+	prefix := ""
+	for _, k := range chord[:len(chord)-1] {
+		switch k {
+		case "Control":
+			prefix += "C-"
+		case "Alt":
+			prefix += "M-"
+		default:
+			t.Fatalf("chord %q: no tmux name for %s", chord, k)
+		}
+	}
+	k := chord[len(chord)-1]
+	if name, ok := tmuxKeys[k]; ok {
+		return prefix + name
+	}
+	if len(k) != 1 {
+		t.Fatalf("chord %q: no tmux name for %s", chord, k)
+	}
+	return prefix + k
+}
+
+// compareWithTmux runs r's program in tmux, on the host, as an
+// unprivileged uid (as in the sandbox) in a directory holding the same
+// files, with the sandbox's environment, and sends it the same inputs
+// the way tmux itself encodes them (its own key encoding in the
+// program's modes, paste-buffer -p for text with a line break), one at
+// a time. After the readiness observation and after each input it waits
+// until tmux's pane shows our observation's frame, cursor and screen
+// mode, and fails with both screens when it never does. An exited
+// observation is compared by its frame and the exit status.
+func compareWithTmux(t *testing.T, r ptyRun, res ptyResult) {
+	t.Helper()
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skipf("setpriv (to run the reference as an unprivileged uid) not installed: %v", err)
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(env.root), "pty-tmux-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	fillRoot(t, dir, r.files)
+	argv := append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, r.argv...)
+	pane := tmuxtest.Start(t, tmuxtest.Options{Cols: r.cols, Rows: r.rows, Env: ptyEnv(t, r, dir), Argv: argv, Dir: dir})
+
+	settle := func(i int, after string) {
+		t.Helper()
+		want := res.obs[i]
+		lines, st, ok := pane.Until(10*time.Second, func(l []string, st tmuxtest.State) bool {
+			if !slices.Equal(l, want.lines) {
+				return false
+			}
+			if want.exited {
+				return st.Dead
+			}
+			return int64(st.CursorCol) == want.col && int64(st.CursorRow) == want.row &&
+				st.CursorVisible == want.visible && st.Alternate == (want.mode == "alternate")
+		})
+		if !ok {
+			t.Fatalf("after %s: our observation %d differs from tmux's pane\nours (cursor %d,%d visible %v, %s, exited %v):\n%s\ntmux (cursor %d,%d visible %v, alternate %v, dead %v):\n%s",
+				after, i, want.col, want.row, want.visible, want.mode, want.exited, numbered(want.lines),
+				st.CursorCol, st.CursorRow, st.CursorVisible, st.Alternate, st.Dead, numbered(lines))
+		}
+		if want.exited && want.exit != fmt.Sprintf(`{"kind":"code","value":%d}`, st.Status) {
+			t.Fatalf("after %s: our exit %s, tmux's status %d", after, want.exit, st.Status)
+		}
+	}
+	settle(0, "readiness")
+	for i, in := range r.inputs {
+		if res.obs[i].exited {
+			break
+		}
+		var after string
+		switch v := in.(type) {
+		case transcript.Text:
+			after = fmt.Sprintf("input %d text %q", i+1, v.Text)
+			if strings.Contains(v.Text, "\n") {
+				pane.Paste(v.Text)
+			} else {
+				pane.Type(v.Text)
+			}
+		case transcript.Key:
+			after = fmt.Sprintf("input %d key %q", i+1, v.Keys)
+			pane.SendKeys(tmuxKey(t, v.Keys))
+		default:
+			t.Fatalf("input %d: %T is not sent to tmux by this test", i+1, in)
+		}
+		if i+1 >= len(res.obs) {
+			t.Fatalf("after %s: no observation of ours to compare (%d observations)", after, len(res.obs))
+		}
+		settle(i+1, after)
+	}
+}
+
+func numbered(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		fmt.Fprintf(&b, "%2d|%s\n", i, l)
+	}
+	return b.String()
+}
+
+// checkExitedAfter: one observation at readiness and one per input
+// sent; the last one is the exited program with exit code 0, and the run
+// finished with it.
+func checkExitedAfter(t *testing.T, res ptyResult, inputs int) {
+	t.Helper()
+	if res.res.Outcome != transcript.KindRunFinished || !res.res.Succeeded() {
+		t.Fatalf("outcome %s exit %+v, want run.finished with exit code 0\n%s", res.res.Outcome, res.res.Exit, res.data)
+	}
+	if len(res.obs) != inputs+1 {
+		t.Fatalf("%d observations, want readiness and one per input (%d)\n%s", len(res.obs), inputs+1, res.data)
+	}
+	for i, o := range res.obs {
+		if last := i == len(res.obs)-1; o.exited != last {
+			t.Fatalf("observation %d: exited %v, want %v", i, o.exited, last)
+		}
+	}
+	if got := res.obs[len(res.obs)-1].exit; got != `{"kind":"code","value":0}` {
+		t.Fatalf("exited observation's exit %s, want code 0", got)
+	}
+	if n := res.inputs(); n != inputs {
+		t.Errorf("%d input records, want %d (the appended input.stop is never sent to a program that ended)", n, inputs)
+	}
+}
+
+func text(s string) transcript.Input   { return transcript.Text{Text: s} }
+func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
+
+// TestPTYVim: vim edits a new file in the mapped root — insert, move,
+// x, dd, :wq — with every frame equal to tmux's; the file is on the host
+// afterwards with what was typed, and the run finished with vim's exit
+// code 0.
+func TestPTYVim(t *testing.T) {
+	r := ptyRun{cols: 50, rows: 10, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "notes.txt"},
+		inputs: []transcript.Input{
+			text("iHello world"), key("Enter"), text("delete me"), key("Enter"), text("last line"),
+			key("Escape"), text("gg"), text("x"), text("j"), text("dd"), text("$"),
+			text(":wq"), key("Enter"),
+		}}
+	res := runPTY(t, r)
+	checkExitedAfter(t, res, len(r.inputs))
+	compareWithTmux(t, r, res)
+	got, err := os.ReadFile(filepath.Join(res.root, "notes.txt"))
+	if err != nil {
+		t.Fatalf("vim's file in the mapped root: %v", err)
+	}
+	if want := "ello world\nlast line\n"; string(got) != want {
+		t.Fatalf("notes.txt holds %q, want %q", got, want)
+	}
+}
+
+func testdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "pty", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPTYLess: less on a file longer than the screen pages with Space,
+// searches with /word Enter and quits with q; every frame equals tmux's
+// and the run exits 0.
+func TestPTYLess(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 120; i++ {
+		w := "plain"
+		if i == 77 {
+			w = "needle"
+		}
+		fmt.Fprintf(&b, "line %03d %s %s\n", i, w, strings.Repeat("x", i%30))
+	}
+	r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": b.String()},
+		inputs: []transcript.Input{text(" "), text("/needle"), key("Enter"), text("q")}}
+	res := runPTY(t, r)
+	checkExitedAfter(t, res, len(r.inputs))
+	if !slices.Contains(res.obs[1].lines, "line 012 plain xxxxxxxxxxxx") || !strings.HasPrefix(res.obs[3].lines[0], "line 077 needle") {
+		t.Fatalf("paging or search did not show the lines expected:\n%s\n%s", numbered(res.obs[1].lines), numbered(res.obs[3].lines))
+	}
+	compareWithTmux(t, r, res)
+}
+
+// TestPTYBash: an interactive bash without start files runs commands
+// with output, a cat reading the terminal until Control+d, a bracketed
+// paste, and exit; every frame equals tmux's and the run exits 0.
+func TestPTYBash(t *testing.T) {
+	r := ptyRun{cols: 50, rows: 12, argv: []string{"bash", "--norc", "--noprofile"},
+		inputs: []transcript.Input{
+			text("echo hello world"), key("Enter"),
+			text(`printf '%s-%s\n' a b c d`), key("Enter"),
+			text("cat"), key("Enter"), text("typed line"), key("Enter"), key("Control", "d"),
+			// Text with a line break is pasted: bash inserts it, and runs
+			// it only at Enter.
+			text("echo pasted\n"), key("Enter"),
+			text("exit"), key("Enter"),
+		}}
+	res := runPTY(t, r)
+	checkExitedAfter(t, res, len(r.inputs))
+	screen := strings.Join(res.obs[len(res.obs)-2].lines, "\n")
+	for _, want := range []string{"hello world", "a-b\nc-d", "typed line\ntyped line", "pasted"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen before exit lacks %q:\n%s", want, screen)
+		}
+	}
+	compareWithTmux(t, r, res)
+}
+
+// TestPTYCurses: a Python curses program (testdata/pty/boxes.py) draws
+// boxes with line drawing in colours, hides the cursor and reads arrow
+// keys in keypad mode; every frame equals tmux's (which encodes the keys
+// itself, in the program's cursor-key mode) and q ends it with exit 0.
+func TestPTYCurses(t *testing.T) {
+	r := cursesRun(t)
+	res := runPTY(t, r)
+	checkExitedAfter(t, res, len(r.inputs))
+	last := res.obs[len(res.obs)-2]
+	if !strings.Contains(strings.Join(last.lines, "\n"), "last key: KEY_LEFT") || !strings.HasPrefix(last.lines[2], "┌") || last.visible {
+		t.Fatalf("the curses screen is not as drawn (keypad keys decoded, ┌ at row 2, cursor hidden):\n%s", numbered(last.lines))
+	}
+	compareWithTmux(t, r, res)
+}
+
+func cursesRun(t *testing.T) ptyRun {
+	return ptyRun{cols: 50, rows: 12, argv: []string{"/usr/bin/python3", "boxes.py"},
+		files: map[string]string{"boxes.py": testdata(t, "boxes.py")},
+		inputs: []transcript.Input{
+			key("ArrowDown"), key("ArrowDown"), key("ArrowRight"), key("ArrowRight"), key("ArrowRight"),
+			key("ArrowUp"), key("ArrowLeft"), text("q"),
+		}}
+}
+
+// TestPTYPrintAndExit: a program that prints more than a screenful and
+// exits without ever reading input: its readiness observation is the
+// exited one, the run finishes with its exit, and the frame equals the
+// screen tmux's pane is left with. Its output includes its environment
+// (but HOME and PWD), which is therefore the one the tmux comparisons
+// give their reference.
+func TestPTYPrintAndExit(t *testing.T) {
+	r := ptyRun{cols: 50, rows: 16, argv: []string{"/usr/bin/python3", "screenful.py"},
+		files: map[string]string{"screenful.py": testdata(t, "screenful.py")}}
+	res := runPTY(t, r)
+	checkExitedAfter(t, res, 0)
+	if l := res.obs[0].lines; l[len(l)-4] != "│ done     │" || l[len(l)-3] != "┌────┐ DEC graphics" {
+		t.Fatalf("the last screen is not the program's end:\n%s", numbered(l))
+	}
+	compareWithTmux(t, r, res)
+}
+
+// TestPTYTop: top -b -n 1 prints once and exits. Its numbers change from
+// run to run, so only its shape is checked: the summary line, the task
+// header, and top itself among the tasks (the sandbox's own PID
+// namespace).
+func TestPTYTop(t *testing.T) {
+	if _, err := exec.LookPath("top"); err != nil {
+		t.Skipf("top not installed: %v", err)
+	}
+	res := runPTY(t, ptyRun{cols: 80, rows: 24, argv: []string{"top", "-b", "-n", "1"}})
+	checkExitedAfter(t, res, 0)
+	lines := res.obs[0].lines
+	screen := strings.Join(lines, "\n")
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "top - ") }) ||
+		!strings.Contains(screen, "PID") || !strings.Contains(screen, "COMMAND") || !strings.Contains(screen, " top") {
+		t.Fatalf("top -b's screen lacks its summary, header or itself:\n%s", numbered(lines))
+	}
+}
+
+// TestPTYTranscriptDeterministic: the same program with the same inputs
+// gives a byte-identical transcript.
+func TestPTYTranscriptDeterministic(t *testing.T) {
+	r := cursesRun(t)
+	a, b := runPTY(t, r), runPTY(t, r)
+	if !bytes.Equal(a.data, b.data) {
+		t.Fatalf("two runs of the same program and inputs differ:\n%s\n---\n%s", a.data, b.data)
+	}
+}
