@@ -29,6 +29,7 @@ type ptyRun struct {
 	argv       []string
 	files      map[string]string // written into the mapped root first
 	inputs     []transcript.Input
+	epoch      time.Duration // the epoch deadline; 0 is 10 s
 }
 
 // ptyObs is one observation of a PTY run, as the tests look at it.
@@ -88,6 +89,9 @@ func ptyRequest(t *testing.T, root string, r ptyRun) Request {
 	req.Inputs = r.inputs
 	req.Roots = map[string]string{"app": root}
 	req.Deadlines = Deadlines{Handshake: 10 * time.Second, Epoch: 10 * time.Second, Run: 60 * time.Second}
+	if r.epoch > 0 {
+		req.Deadlines.Epoch = r.epoch
+	}
 	return req
 }
 
@@ -104,7 +108,7 @@ func runPTY(t *testing.T, r ptyRun) ptyResult {
 	o := runCase(t, ptyRequest(t, root, r))
 	checkPTYReceipts(t, o)
 	checkNothingLeft(t, root, o.res.Sandboxes)
-	return ptyResult{outcome: o, root: root, obs: ptyObservations(t, o, r.rows)}
+	return ptyResult{outcome: o, root: root, obs: ptyObservations(t, o, r.cols, r.rows)}
 }
 
 func checkPTYReceipts(t *testing.T, o outcome) {
@@ -166,30 +170,36 @@ func checkNothingLeft(t *testing.T, root string, ids []string) {
 
 // ptyObservations decodes every observation in order, with the kind of
 // the input record that preceded it, and checks the PTY shape of each:
-// exactly rows lines, the state naming the terminal's size.
-func ptyObservations(t *testing.T, o outcome, rows int) []ptyObs {
+// a frame of exactly the terminal's rows lines, and the state naming the
+// terminal's size, which is cols×rows until an input.resize changes it.
+func ptyObservations(t *testing.T, o outcome, cols, rows int) []ptyObs {
 	t.Helper()
+	get := func(v *canon.Value, path ...string) *canon.Value {
+		for _, k := range path {
+			if v == nil {
+				return nil
+			}
+			v, _ = v.Get(k)
+		}
+		return v
+	}
 	var out []ptyObs
 	last := ""
 	for i := range o.tr.Records {
 		rec := &o.tr.Records[i]
 		if strings.HasPrefix(rec.Kind, "input.") {
 			last = rec.Kind
+			if rec.Kind == transcript.KindInputResize {
+				c, _ := get(rec.Payload(), "columns").Int()
+				r, _ := get(rec.Payload(), "rows").Int()
+				cols, rows = int(c), int(r)
+			}
 			continue
 		}
 		if rec.Kind != transcript.KindObservation {
 			continue
 		}
 		p := rec.Payload()
-		get := func(v *canon.Value, path ...string) *canon.Value {
-			for _, k := range path {
-				if v == nil {
-					return nil
-				}
-				v, _ = v.Get(k)
-			}
-			return v
-		}
 		ob := ptyObs{afterKind: last}
 		last = ""
 		fr := get(p, "frame", "lines")
@@ -202,8 +212,11 @@ func ptyObservations(t *testing.T, o outcome, rows int) []ptyObs {
 		if len(ob.lines) != rows {
 			t.Errorf("observation %d: %d frame lines, want %d", len(out), len(ob.lines), rows)
 		}
-		if st := jsonText(get(p, "state")); !strings.Contains(st, `"terminal":{"columns":`) || !strings.Contains(st, fmt.Sprintf(`"rows":%d`, rows)) {
-			t.Errorf("observation %d: state %s, want the terminal's size", len(out), st)
+		if st, want := jsonText(get(p, "state")), fmt.Sprintf(`{"terminal":{"columns":%d,"rows":%d}}`, cols, rows); st != want {
+			t.Errorf("observation %d: state %s, want %s", len(out), st, want)
+		}
+		if fc, _ := get(p, "frame", "columns").Int(); fc != int64(cols) {
+			t.Errorf("observation %d: frame of %d columns, want %d", len(out), fc, cols)
 		}
 		ob.col, _ = get(p, "ui", "cursor", "column").Int()
 		ob.row, _ = get(p, "ui", "cursor", "row").Int()
@@ -344,6 +357,9 @@ func compareWithTmux(t *testing.T, r ptyRun, res ptyResult) {
 		case transcript.Key:
 			after = fmt.Sprintf("input %d key %q", i+1, v.Keys)
 			pane.SendKeys(tmuxKey(t, v.Keys))
+		case transcript.Resize:
+			after = fmt.Sprintf("input %d resize %dx%d", i+1, v.Columns, v.Rows)
+			pane.Resize(int(v.Columns), int(v.Rows))
 		default:
 			t.Fatalf("input %d: %T is not sent to tmux by this test", i+1, in)
 		}
@@ -470,14 +486,16 @@ func TestPTYBash(t *testing.T) {
 
 // TestPTYCurses: a Python curses program (testdata/pty/boxes.py) draws
 // boxes with line drawing in colours, hides the cursor and reads arrow
-// keys in keypad mode; every frame equals tmux's (which encodes the keys
-// itself, in the program's cursor-key mode) and q ends it with exit 0.
+// keys in keypad mode, and redraws at a resize (larger, smaller, and
+// the same size, which closes its epoch at once); every frame equals
+// tmux's (which encodes the keys itself, in the program's cursor-key
+// mode, and resizes its window) and q ends it with exit 0.
 func TestPTYCurses(t *testing.T) {
 	r := cursesRun(t)
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
 	last := res.obs[len(res.obs)-2]
-	if !strings.Contains(strings.Join(last.lines, "\n"), "last key: KEY_LEFT") || !strings.HasPrefix(last.lines[2], "┌") || last.visible {
+	if !strings.Contains(strings.Join(last.lines, "\n"), "last key: KEY_LEFT") || len(last.lines) != 10 || !strings.HasPrefix(last.lines[2], "┌") || last.visible {
 		t.Fatalf("the curses screen is not as drawn (keypad keys decoded, ┌ at row 2, cursor hidden):\n%s", numbered(last.lines))
 	}
 	compareWithTmux(t, r, res)
@@ -488,7 +506,9 @@ func cursesRun(t *testing.T) ptyRun {
 		files: map[string]string{"boxes.py": testdata(t, "boxes.py")},
 		inputs: []transcript.Input{
 			key("ArrowDown"), key("ArrowDown"), key("ArrowRight"), key("ArrowRight"), key("ArrowRight"),
-			key("ArrowUp"), key("ArrowLeft"), text("q"),
+			transcript.Resize{Columns: 60, Rows: 14}, key("ArrowUp"),
+			transcript.Resize{Columns: 44, Rows: 10}, key("ArrowLeft"),
+			transcript.Resize{Columns: 44, Rows: 10}, text("q"),
 		}}
 }
 
@@ -535,4 +555,31 @@ func TestPTYTranscriptDeterministic(t *testing.T) {
 	if !bytes.Equal(a.data, b.data) {
 		t.Fatalf("two runs of the same program and inputs differ:\n%s\n---\n%s", a.data, b.data)
 	}
+}
+
+// TestPTYStop: input.stop hangs up the terminal's session. cat dies of
+// the SIGHUP, as on a host, and the run finishes with that signal; a
+// program that ignores it is killed after the grace period, said in a
+// diagnostic, and the run records the SIGKILL.
+func TestPTYStop(t *testing.T) {
+	t.Run("hangup", func(t *testing.T) {
+		res := runPTY(t, ptyRun{cols: 40, rows: 6, argv: []string{"cat"}, inputs: []transcript.Input{text("abc")}})
+		last := res.obs[len(res.obs)-1]
+		if res.res.Outcome != transcript.KindRunFinished || last.afterKind != transcript.KindInputStop ||
+			last.exit != `{"kind":"signal","value":"HUP"}` || last.lines[0] != "abc" {
+			t.Fatalf("outcome %s, last observation after %s exit %s:\n%s", res.res.Outcome, last.afterKind, last.exit, numbered(last.lines))
+		}
+	})
+	t.Run("ignored", func(t *testing.T) {
+		// The grace period is half the epoch deadline: 1 s here.
+		res := runPTY(t, ptyRun{cols: 40, rows: 6, epoch: 2 * time.Second,
+			argv: []string{"sh", "-c", "trap '' HUP; echo ignoring; read x"}})
+		last := res.obs[len(res.obs)-1]
+		if res.res.Outcome != transcript.KindRunFinished || last.exit != `{"kind":"signal","value":"KILL"}` || res.count(transcript.KindDiagnostic) != 1 {
+			t.Fatalf("outcome %s, exit %s, kinds %v", res.res.Outcome, last.exit, res.kinds)
+		}
+		if !strings.Contains(string(res.data), DiagStopGraceKilled) {
+			t.Fatalf("no %s diagnostic:\n%s", DiagStopGraceKilled, res.data)
+		}
+	})
 }

@@ -117,6 +117,14 @@ func (p *Pane) Paste(text string) {
 	p.tmux("paste-buffer", "-p", "-d", "-b", "tmuxtest", "-t", "0")
 }
 
+// Resize makes the pane cols×rows (resize-window: the session is
+// detached, so its window takes the size it is given).
+func (p *Pane) Resize(cols, rows int) {
+	p.t.Helper()
+	p.tmux("resize-window", "-t", "0", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows))
+	p.rows = rows
+}
+
 // Lines is the pane's screen as text, trailing spaces dropped, exactly as
 // many lines as the pane has rows. It reads capture-pane -p -e, where
 // tmux marks the cells drawn in the DEC line-drawing set with SO/SI, so
