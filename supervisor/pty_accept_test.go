@@ -583,3 +583,40 @@ func TestPTYStop(t *testing.T) {
 		}
 	})
 }
+
+// TestPTYMouseClick: a click — input.mouse press, then release of the
+// same button — in vim with the mouse on (:set mouse=a: SGR reports,
+// ?1006 with ?1002) moves vim's cursor to the cell clicked, and the run
+// goes on to :q! and exit 0. (The press's button is remembered as held
+// for a later move; a release or press must not carry it: ptyinput
+// refuses a held button on anything but a move, and the run would fail
+// with input-unencodable at the release.)
+func TestPTYMouseClick(t *testing.T) {
+	r := ptyRun{cols: 40, rows: 6, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "m.txt"},
+		inputs: []transcript.Input{
+			text("ione two three"), key("Enter"), text("four five"), key("Escape"),
+			text(":set mouse=a"), key("Enter"),
+			transcript.Mouse{Action: transcript.MousePress, Button: "left", Column: 5, Row: 0},
+			transcript.Mouse{Action: transcript.MouseRelease, Button: "left", Column: 5, Row: 0},
+			transcript.Mouse{Action: transcript.MousePress, Button: "left", Column: 2, Row: 1},
+			transcript.Mouse{Action: transcript.MouseMove, Column: 6, Row: 1},
+			transcript.Mouse{Action: transcript.MouseRelease, Button: "left", Column: 6, Row: 1},
+			text("x"), text(":wq"), key("Enter"),
+		}}
+	res := runPTY(t, r)
+	if res.res.Outcome != transcript.KindRunFinished {
+		t.Fatalf("outcome %s: %s", res.res.Outcome, jsonText(res.terminal()))
+	}
+	checkExitedAfter(t, res, len(r.inputs))
+	if o := res.obs[8]; o.col != 5 || o.row != 0 {
+		t.Errorf("after the click at 5,0 vim's cursor is at %d,%d", o.col, o.row)
+	}
+	// The drag from 2,1 to 6,1 selected "ur fi" (visual mode), x deleted it.
+	got, err := os.ReadFile(filepath.Join(res.root, "m.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "one two three\nfove\n"; string(got) != want {
+		t.Errorf("m.txt holds %q, want %q", got, want)
+	}
+}
