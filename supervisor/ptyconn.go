@@ -293,7 +293,12 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 // (nothing written). A move carries the button a preceding press left
 // down, as a terminal knows it.
 func (c *ptyConn) mouse(ctx context.Context, m transcript.Mouse) error {
-	ev := ptyinput.MouseEvent{Action: m.Action, Column: m.Column, Row: m.Row, Button: m.Button, Delta: m.Delta, Held: c.held}
+	ev := ptyinput.MouseEvent{Action: m.Action, Column: m.Column, Row: m.Row, Button: m.Button, Delta: m.Delta}
+	if m.Action == transcript.MouseMove {
+		// Only a move carries the held button: ptyinput refuses it on
+		// a press, a release or a scroll, which name their own.
+		ev.Held = c.held
+	}
 	err := c.drv.Mouse(ctx, ev)
 	switch m.Action {
 	case "press":
