@@ -104,11 +104,31 @@ func runPTY(t *testing.T, r ptyRun) ptyResult {
 	if env.buildErr != nil {
 		t.Fatalf("example subjects: %v", env.buildErr)
 	}
+	needProgram(t, r.argv[0])
 	root := ptyRoot(t, r.files)
 	o := runCase(t, ptyRequest(t, root, r))
 	checkPTYReceipts(t, o)
 	checkNothingLeft(t, root, o.res.Sandboxes)
 	return ptyResult{outcome: o, root: root, obs: ptyObservations(t, o, r.cols, r.rows)}
+}
+
+// needProgram skips the test, saying why, when the program is not
+// installed where the sandbox finds it: the host's /usr is the sandbox's,
+// and a bare name is looked up in the sandbox's PATH.
+func needProgram(t *testing.T, name string) {
+	t.Helper()
+	if strings.Contains(name, "/") {
+		if _, err := os.Stat(name); err != nil {
+			t.Skipf("%s not installed: %v", name, err)
+		}
+		return
+	}
+	for _, dir := range filepath.SplitList(sandbox.DefaultPath) {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode()&0o111 != 0 {
+			return
+		}
+	}
+	t.Skipf("%s not installed in %s", name, sandbox.DefaultPath)
 }
 
 func checkPTYReceipts(t *testing.T, o outcome) {
@@ -418,7 +438,6 @@ func TestPTYVim(t *testing.T) {
 		}}
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
-	compareWithTmux(t, r, res)
 	got, err := os.ReadFile(filepath.Join(res.root, "notes.txt"))
 	if err != nil {
 		t.Fatalf("vim's file in the mapped root: %v", err)
@@ -426,6 +445,7 @@ func TestPTYVim(t *testing.T) {
 	if want := "ello world\nlast line\n"; string(got) != want {
 		t.Fatalf("notes.txt holds %q, want %q", got, want)
 	}
+	compareWithTmux(t, r, res)
 }
 
 func testdata(t *testing.T, name string) string {
@@ -463,10 +483,13 @@ func TestPTYLess(t *testing.T) {
 // with output, a cat reading the terminal until Control+d, a bracketed
 // paste, and exit; every frame equals tmux's and the run exits 0.
 func TestPTYBash(t *testing.T) {
-	r := ptyRun{cols: 50, rows: 12, argv: []string{"bash", "--norc", "--noprofile"},
+	r := ptyRun{cols: 50, rows: 16, argv: []string{"bash", "--norc", "--noprofile"},
 		inputs: []transcript.Input{
 			text("echo hello world"), key("Enter"),
 			text(`printf '%s-%s\n' a b c d`), key("Enter"),
+			// Wide and combining characters, and a line longer than the
+			// terminal, which wraps.
+			text("echo 'héllo 日本 ✓ e\u0301 x'; printf " + `'a\tb\tc\n'`), key("Enter"),
 			text("cat"), key("Enter"), text("typed line"), key("Enter"), key("Control", "d"),
 			// Text with a line break is pasted: bash inserts it, and runs
 			// it only at Enter.
@@ -476,7 +499,7 @@ func TestPTYBash(t *testing.T) {
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
 	screen := strings.Join(res.obs[len(res.obs)-2].lines, "\n")
-	for _, want := range []string{"hello world", "a-b\nc-d", "typed line\ntyped line", "pasted"} {
+	for _, want := range []string{"hello world", "a-b\nc-d", "typed line\ntyped line", "pasted", "a       b       c", "héllo 日本 ✓ e\u0301 x"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen before exit lacks %q:\n%s", want, screen)
 		}
@@ -502,6 +525,11 @@ func TestPTYCurses(t *testing.T) {
 }
 
 func cursesRun(t *testing.T) ptyRun {
+	t.Helper()
+	needProgram(t, "/usr/bin/python3")
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import curses").CombinedOutput(); err != nil {
+		t.Skipf("python3 has no curses module: %v\n%s", err, out)
+	}
 	return ptyRun{cols: 50, rows: 12, argv: []string{"/usr/bin/python3", "boxes.py"},
 		files: map[string]string{"boxes.py": testdata(t, "boxes.py")},
 		inputs: []transcript.Input{
@@ -534,9 +562,6 @@ func TestPTYPrintAndExit(t *testing.T) {
 // header, and top itself among the tasks (the sandbox's own PID
 // namespace).
 func TestPTYTop(t *testing.T) {
-	if _, err := exec.LookPath("top"); err != nil {
-		t.Skipf("top not installed: %v", err)
-	}
 	res := runPTY(t, ptyRun{cols: 80, rows: 24, argv: []string{"top", "-b", "-n", "1"}})
 	checkExitedAfter(t, res, 0)
 	lines := res.obs[0].lines
