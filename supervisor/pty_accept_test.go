@@ -430,6 +430,7 @@ func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
 // afterwards with what was typed, and the run finished with vim's exit
 // code 0.
 func TestPTYVim(t *testing.T) {
+	t.Parallel()
 	r := ptyRun{cols: 50, rows: 10, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "notes.txt"},
 		inputs: []transcript.Input{
 			text("iHello world"), key("Enter"), text("delete me"), key("Enter"), text("last line"),
@@ -461,6 +462,7 @@ func testdata(t *testing.T, name string) string {
 // searches with /word Enter and quits with q; every frame equals tmux's
 // and the run exits 0.
 func TestPTYLess(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 1; i <= 120; i++ {
 		w := "plain"
@@ -483,6 +485,7 @@ func TestPTYLess(t *testing.T) {
 // with output, a cat reading the terminal until Control+d, a bracketed
 // paste, and exit; every frame equals tmux's and the run exits 0.
 func TestPTYBash(t *testing.T) {
+	t.Parallel()
 	r := ptyRun{cols: 50, rows: 16, argv: []string{"bash", "--norc", "--noprofile"},
 		inputs: []transcript.Input{
 			text("echo hello world"), key("Enter"),
@@ -514,6 +517,7 @@ func TestPTYBash(t *testing.T) {
 // tmux's (which encodes the keys itself, in the program's cursor-key
 // mode, and resizes its window) and q ends it with exit 0.
 func TestPTYCurses(t *testing.T) {
+	t.Parallel()
 	r := cursesRun(t)
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
@@ -547,6 +551,7 @@ func cursesRun(t *testing.T) ptyRun {
 // (but HOME and PWD), which is therefore the one the tmux comparisons
 // give their reference.
 func TestPTYPrintAndExit(t *testing.T) {
+	t.Parallel()
 	r := ptyRun{cols: 50, rows: 16, argv: []string{"/usr/bin/python3", "screenful.py"},
 		files: map[string]string{"screenful.py": testdata(t, "screenful.py")}}
 	res := runPTY(t, r)
@@ -562,6 +567,7 @@ func TestPTYPrintAndExit(t *testing.T) {
 // header, and top itself among the tasks (the sandbox's own PID
 // namespace).
 func TestPTYTop(t *testing.T) {
+	t.Parallel()
 	res := runPTY(t, ptyRun{cols: 80, rows: 24, argv: []string{"top", "-b", "-n", "1"}})
 	checkExitedAfter(t, res, 0)
 	lines := res.obs[0].lines
@@ -575,6 +581,7 @@ func TestPTYTop(t *testing.T) {
 // TestPTYTranscriptDeterministic: the same program with the same inputs
 // gives a byte-identical transcript.
 func TestPTYTranscriptDeterministic(t *testing.T) {
+	t.Parallel()
 	r := cursesRun(t)
 	a, b := runPTY(t, r), runPTY(t, r)
 	if !bytes.Equal(a.data, b.data) {
@@ -587,6 +594,7 @@ func TestPTYTranscriptDeterministic(t *testing.T) {
 // program that ignores it is killed after the grace period, said in a
 // diagnostic, and the run records the SIGKILL.
 func TestPTYStop(t *testing.T) {
+	t.Parallel()
 	t.Run("hangup", func(t *testing.T) {
 		res := runPTY(t, ptyRun{cols: 40, rows: 6, argv: []string{"cat"}, inputs: []transcript.Input{text("abc")}})
 		last := res.obs[len(res.obs)-1]
@@ -617,6 +625,7 @@ func TestPTYStop(t *testing.T) {
 // refuses a held button on anything but a move, and the run would fail
 // with input-unencodable at the release.)
 func TestPTYMouseClick(t *testing.T) {
+	t.Parallel()
 	r := ptyRun{cols: 40, rows: 6, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "m.txt"},
 		inputs: []transcript.Input{
 			text("ione two three"), key("Enter"), text("four five"), key("Escape"),
