@@ -21,6 +21,7 @@ import (
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
+	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // ptyRun is one PTY-mode run of a real program in the real sandbox.
@@ -192,8 +193,13 @@ func checkNothingLeft(t *testing.T, root string, ids []string) {
 // the input record that preceded it, and checks the PTY shape of each:
 // a frame of exactly the terminal's rows lines, and the state naming the
 // terminal's size, which is cols×rows until an input.resize changes it.
+// It also replays the terminal.output events, in order, into a terminal
+// of its own: after each observation's output that terminal must show
+// the observation's frame and cursor, so no output was lost or counted
+// twice between epochs.
 func ptyObservations(t *testing.T, o outcome, cols, rows int) []ptyObs {
 	t.Helper()
+	replay := vt.New(vt.Config{Cols: cols, Rows: rows})
 	get := func(v *canon.Value, path ...string) *canon.Value {
 		for _, k := range path {
 			if v == nil {
@@ -213,6 +219,7 @@ func ptyObservations(t *testing.T, o outcome, cols, rows int) []ptyObs {
 				c, _ := get(rec.Payload(), "columns").Int()
 				r, _ := get(rec.Payload(), "rows").Int()
 				cols, rows = int(c), int(r)
+				replay.Resize(cols, rows)
 			}
 			continue
 		}
@@ -254,6 +261,12 @@ func ptyObservations(t *testing.T, o outcome, cols, rows int) []ptyObs {
 				ob.exited = true
 				ob.exit = jsonText(get(pr, "exit"))
 			}
+		}
+		replay.WriteString(ob.output)
+		cur := replay.Cursor()
+		if got := replay.Lines(); !slices.Equal(got, ob.lines) || int64(cur.Col) != ob.col || int64(cur.Row) != ob.row {
+			t.Errorf("observation %d: its terminal.output events so far replay to the screen (cursor %d,%d)\n%sand not to its frame (cursor %d,%d)\n%s",
+				len(out), cur.Col, cur.Row, numbered(got), ob.col, ob.row, numbered(ob.lines))
 		}
 		out = append(out, ob)
 	}
