@@ -439,7 +439,7 @@ func text(s string) transcript.Input   { return transcript.Text{Text: s} }
 func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
 
 // TestPTYVim: vim edits a new file in the mapped root — insert, move,
-// x, dd, :wq — with every frame equal to tmux's; the file is on the host
+// x, dd, a bracketed paste, :wq — with every frame equal to tmux's; the file is on the host
 // afterwards with what was typed, and the run finished with vim's exit
 // code 0.
 func TestPTYVim(t *testing.T) {
@@ -448,6 +448,9 @@ func TestPTYVim(t *testing.T) {
 		inputs: []transcript.Input{
 			text("iHello world"), key("Enter"), text("delete me"), key("Enter"), text("last line"),
 			key("Escape"), text("gg"), text("x"), text("j"), text("dd"), text("$"),
+			// vim enables bracketed paste: text with line breaks is one
+			// paste, inserted as is (tmux: paste-buffer -p).
+			text("o"), text("pasted one\n\tpasted two"), key("Escape"),
 			text(":wq"), key("Enter"),
 		}}
 	res := runPTY(t, r)
@@ -456,7 +459,7 @@ func TestPTYVim(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vim's file in the mapped root: %v", err)
 	}
-	if want := "ello world\nlast line\n"; string(got) != want {
+	if want := "ello world\nlast line\npasted one\n\tpasted two\n"; string(got) != want {
 		t.Fatalf("notes.txt holds %q, want %q", got, want)
 	}
 	compareWithTmux(t, r, res)
@@ -666,4 +669,23 @@ func TestPTYMouseClick(t *testing.T) {
 	if want := "one two three\nfove\n"; string(got) != want {
 		t.Errorf("m.txt holds %q, want %q", got, want)
 	}
+}
+
+// TestPTYTypedLines: sh (dash) never enables bracketed paste, so text
+// with line breaks is typed, each line feed as Enter (CR), and every line
+// runs; the exit status it ends with is the run's. Frames equal tmux's.
+func TestPTYTypedLines(t *testing.T) {
+	t.Parallel()
+	r := ptyRun{cols: 40, rows: 8, argv: []string{"sh"},
+		inputs: []transcript.Input{text("echo one\necho two\n"), text("exit 3\n")}}
+	res := runPTY(t, r)
+	if res.res.Outcome != transcript.KindRunFinished || res.res.Exit == nil || res.res.Exit.Code != 3 {
+		t.Fatalf("outcome %s exit %+v, want run.finished with code 3", res.res.Outcome, res.res.Exit)
+	}
+	// Both lines are echoed as typed, before sh reads the first: then
+	// "one", and "two" after the second prompt.
+	if l := res.obs[1].lines; !slices.Contains(l, "one") || !slices.Contains(l, "$ two") {
+		t.Fatalf("the typed lines did not both run:\n%s", numbered(res.obs[1].lines))
+	}
+	compareWithTmux(t, r, res)
 }
