@@ -186,20 +186,25 @@ type State struct {
 	CursorVisible        bool // DECTCEM
 	Alternate            bool // the alternate screen is shown
 	Dead                 bool // the program has exited
-	Status               int  // its exit status, once dead
+	// Status is its exit status, or Signal the signal that ended it,
+	// once tmux has collected it: tmux marks a pane dead before it
+	// fills these in, so Ended says whether one of them is known.
+	Status, Signal int
+	Ended          bool
 }
 
 // State reads the pane's cursor, screen and liveness.
 func (p *Pane) State() State {
 	p.t.Helper()
-	out := p.tmux("display-message", "-p", "-t", "0", "#{cursor_x} #{cursor_y} #{cursor_flag} #{alternate_on} #{pane_dead} #{pane_dead_status}")
-	f := strings.Fields(string(out))
-	for len(f) < 6 {
+	out := p.tmux("display-message", "-p", "-t", "0", "#{cursor_x};#{cursor_y};#{cursor_flag};#{alternate_on};#{pane_dead};#{pane_dead_status};#{pane_dead_signal}")
+	f := strings.Split(strings.TrimSpace(string(out)), ";")
+	for len(f) < 7 {
 		f = append(f, "")
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
 	return State{CursorCol: n(f[0]), CursorRow: n(f[1]), CursorVisible: f[2] == "1",
-		Alternate: f[3] == "1", Dead: f[4] == "1", Status: n(f[5])}
+		Alternate: f[3] == "1", Dead: f[4] == "1", Status: n(f[5]), Signal: n(f[6]),
+		Ended: f[4] == "1" && (f[5] != "" || f[6] != "")}
 }
 
 // Until polls the pane until ok accepts its screen and state, or timeout
