@@ -14,10 +14,10 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// ptyRequest is the example request in PTY mode on a 40x8 terminal: the
+// shRequest is the example request in PTY mode on a 40x8 terminal: the
 // shell script runs as sh -c in the sandbox (the leak marker is its $0),
 // with the inputs given as JSONL lines.
-func ptyRequest(t *testing.T, script string, inputs ...string) Request {
+func shRequest(t *testing.T, script string, inputs ...string) Request {
 	t.Helper()
 	req := exampleRequest(t)
 	req.PTY = true
@@ -32,8 +32,8 @@ func ptyRequest(t *testing.T, script string, inputs ...string) Request {
 	return req
 }
 
-// ptyObservations returns the observation payloads of o in order.
-func ptyObservations(o outcome) []*canon.Value {
+// observationPayloads returns the observation payloads of o in order.
+func observationPayloads(o outcome) []*canon.Value {
 	var out []*canon.Value
 	for i := range o.tr.Records {
 		if o.tr.Records[i].Kind == transcript.KindObservation {
@@ -72,7 +72,7 @@ func diagnosticCodes(o outcome) []string {
 
 func TestPTYEpochs(t *testing.T) {
 	needSandbox(t)
-	req := ptyRequest(t, `printf 'ready\n'; exec cat`,
+	req := shRequest(t, `printf 'ready\n'; exec cat`,
 		`{"kind":"input.text","payload":{"text":"hello"}}`,
 		`{"kind":"input.key","payload":{"keys":["Enter"]}}`,
 		`{"kind":"input.resize","payload":{"columns":40,"rows":8}}`,
@@ -99,7 +99,7 @@ func TestPTYEpochs(t *testing.T) {
 	if !bytes.Contains(o.data, []byte(`"x-mechanism":"sandbox-devpts-pty"`)) {
 		t.Errorf("the terminal receipt does not name its mechanism")
 	}
-	obs := ptyObservations(o)
+	obs := observationPayloads(o)
 	// Readiness, one per input, the exit (the stop's).
 	if len(obs) != 1+7+1 {
 		t.Fatalf("%d observations, want 9\n%s", len(obs), o.data)
@@ -186,6 +186,7 @@ sys.exit(5)
 		exit    string // run.finished's exit, as JSON
 		diag    string // a diagnostic code the transcript must hold
 		frame   string // text the last observation's frame must hold
+		once    bool   // diag appears exactly once
 	}{
 		{
 			name:    "never waits for input",
@@ -244,14 +245,14 @@ sys.exit(5)
 		},
 		{
 			name:    "resizes its own terminal",
-			script:  `read x; stty cols 20 rows 4; read y`,
-			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
-			outcome: transcript.KindRunFinished, diag: DiagSizeChanged,
+			script:  `read x; stty cols 20 rows 4; read y; read z`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`, `{"kind":"input.key","payload":{"keys":["Enter"]}}`},
+			outcome: transcript.KindRunFinished, diag: DiagSizeChanged, once: true,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := ptyRequest(t, tc.script, tc.inputs...)
+			req := shRequest(t, tc.script, tc.inputs...)
 			req.Deadlines = Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second}
 			o := runCase(t, req)
 			if o.res.Outcome != tc.outcome {
@@ -273,6 +274,9 @@ sys.exit(5)
 			}
 			if tc.diag != "" && !strings.Contains(strings.Join(diagnosticCodes(o), " "), tc.diag) {
 				t.Errorf("diagnostics %q lack %s", diagnosticCodes(o), tc.diag)
+			}
+			if n := strings.Count(strings.Join(diagnosticCodes(o), " "), tc.diag); tc.once && n != 1 {
+				t.Errorf("%s recorded %d times, want once: %q", tc.diag, n, diagnosticCodes(o))
 			}
 			if tc.frame != "" {
 				last := o.lastObservation()
@@ -300,7 +304,7 @@ func TestPTYRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := ptyRequest(t, `exec cat`)
+			req := shRequest(t, `exec cat`)
 			tc.edit(&req)
 			o := runCase(t, req)
 			if o.res.Outcome != transcript.KindRunUnsupported || o.res.Refusal.Constraint != receipts.Terminal || o.res.Refusal.Code != tc.code {
@@ -315,7 +319,7 @@ func TestPTYRefusals(t *testing.T) {
 		})
 	}
 	t.Run("require terminal os", func(t *testing.T) {
-		req := ptyRequest(t, `exec cat`)
+		req := shRequest(t, `exec cat`)
 		req.Require = map[receipts.Constraint]receipts.Tier{receipts.Terminal: receipts.OS}
 		if o := runCase(t, req); o.res.Outcome != transcript.KindRunFinished || o.tierOf(receipts.Terminal) != "os" {
 			t.Errorf("outcome %s terminal %s, want run.finished with os", o.res.Outcome, o.tierOf(receipts.Terminal))
@@ -323,13 +327,13 @@ func TestPTYRefusals(t *testing.T) {
 	})
 	t.Run("usage", func(t *testing.T) {
 		dir := t.TempDir()
-		req := ptyRequest(t, `exec cat`)
+		req := shRequest(t, `exec cat`)
 		req.TranscriptPath = filepath.Join(dir, "t.jsonl")
 		req.StderrPath = filepath.Join(dir, "stderr")
 		if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "PTY mode") {
 			t.Errorf("--stderr with --pty: %v", err)
 		}
-		req = ptyRequest(t, `exec cat`)
+		req = shRequest(t, `exec cat`)
 		req.TranscriptPath = filepath.Join(dir, "t.jsonl")
 		req.Config.Terminal.Columns = 100000
 		if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "at most") {
@@ -342,7 +346,7 @@ func TestPTYRefusals(t *testing.T) {
 // limit and leaves nothing behind; only where that limit is enforced.
 func TestPTYForkBomb(t *testing.T) {
 	needSandbox(t)
-	probe := ptyRequest(t, `exec cat`)
+	probe := shRequest(t, `exec cat`)
 	box, err := sandbox.Start(t.Context(), buildSpec(&probe, sandbox.IsolationOS, receipts.Outcome{Env: map[string]string{}}, stdio{}))
 	if err != nil {
 		t.Fatalf("start: %v", err)
@@ -358,7 +362,7 @@ func TestPTYForkBomb(t *testing.T) {
 			t.Skipf("the pids limit is not enforced here (%s): a fork bomb would not be contained", m.Reason)
 		}
 	}
-	req := ptyRequest(t, `read x; b() { b | b & }; b; read y`,
+	req := shRequest(t, `read x; b() { b | b & }; b; read y`,
 		`{"kind":"input.key","payload":{"keys":["Enter"]}}`)
 	req.Deadlines = Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second}
 	o := runCase(t, req)

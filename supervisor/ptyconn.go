@@ -72,15 +72,16 @@ type ptyConn struct {
 	deadline time.Time
 	grace    time.Duration
 
-	queue   []control.Message // made by this epoch, not yet returned by next
-	err     error             // returned by next once queue is empty
-	eof     bool              // next returns io.EOF: the program has ended
-	stop    bool              // input.stop was delivered: next awaits the end
-	atOnce  bool              // the epoch closes without waiting (a resize to the same size)
-	idleOut bool              // output waited in the terminal when this epoch's input was sent
-	stuck   bool              // a write did not complete: the program stopped reading
-	held    string            // the mouse button down, for input.mouse move
-	ready   bool              // the readiness observation was made
+	queue    []control.Message // made by this epoch, not yet returned by next
+	err      error             // returned by next once queue is empty
+	eof      bool              // next returns io.EOF: the program has ended
+	stop     bool              // input.stop was delivered: next awaits the end
+	atOnce   bool              // the epoch closes without waiting (a resize to the same size)
+	idleOut  bool              // output waited in the terminal when this epoch's input was sent
+	stuck    bool              // a write did not complete: the program stopped reading
+	held     string            // the mouse button down, for input.mouse move
+	ready    bool              // the readiness observation was made
+	sizeSaid [2]int            // the size the program set that a diagnostic already reported
 
 	replies int64 // the driver's dropped replies already reported
 }
@@ -260,6 +261,11 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 			return &terminalError{failure: FailureInput, err: err}
 		}
 		c.atOnce = !changed
+		if changed {
+			// The kernel has our size again: a size the program sets
+			// after this is news.
+			c.sizeSaid = [2]int{}
+		}
 	case transcript.Mouse:
 		err = c.mouse(ctx, v)
 	case transcript.ClipboardSet:
@@ -408,7 +414,9 @@ func (c *ptyConn) notes(out ptydrive.Output) []control.Message {
 		c.replies = n
 	}
 	scr := c.drv.Screen()
-	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != scr.Cols || rows != scr.Rows) {
+	// Said once per size the program sets, not at every epoch after.
+	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != scr.Cols || rows != scr.Rows) && c.sizeSaid != [2]int{cols, rows} {
+		c.sizeSaid = [2]int{cols, rows}
 		d = append(d, ptyDiagnostic(DiagSizeChanged,
 			fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, scr.Cols, scr.Rows),
 			details{}.num("columns", int64(cols)).num("rows", int64(rows)).value()))
