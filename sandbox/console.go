@@ -24,6 +24,11 @@ import (
 // `runc run --console-socket` does. The caller relays between the master
 // and its own terminal.
 
+// MechanismTerminalSize is the Applied mechanism that says the
+// terminal of Spec.Terminal has the requested size, checked before the
+// subject ran.
+const MechanismTerminalSize = "terminal-size"
+
 // TerminalSize is a terminal's size in character cells.
 type TerminalSize struct {
 	Rows, Cols uint16
@@ -216,6 +221,26 @@ func checkPtyMaster(fd int) error {
 		return fmt.Errorf("received descriptor is not a pty master: TIOCGPTN: %w", err)
 	}
 	return nil
+}
+
+// checkSize is the terminal-size mechanism: the size libcontainer's init
+// set on the terminal, read on the master before the subject is released
+// (so no subject code can have changed it yet), against the requested
+// one. A size of zero is the kernel's default, which the init leaves.
+func (con *console) checkSize(master *os.File) (ok bool, reason string) {
+	sc, err := master.SyscallConn()
+	if err != nil {
+		return false, "unreadable"
+	}
+	var ws *unix.Winsize
+	var werr error
+	if err := sc.Control(func(fd uintptr) { ws, werr = unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ) }); err != nil || werr != nil {
+		return false, "TIOCGWINSZ-failed"
+	}
+	if ws.Col != con.size.Cols || ws.Row != con.size.Rows {
+		return false, fmt.Sprintf("%dx%d-not-%dx%d", ws.Col, ws.Row, con.size.Cols, con.size.Rows)
+	}
+	return true, "ok"
 }
 
 // Console returns the master side of the subject's terminal when

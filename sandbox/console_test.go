@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,11 @@ echo ready; read line; echo "got $line"; exit 3`)
 	m := sb.Console()
 	if m == nil {
 		t.Fatal("no console with Spec.Terminal set")
+	}
+	// The size was checked before the subject ran (it prints its size
+	// below, and could have changed it since).
+	if !slices.Contains(sb.Applied().Mechanisms, MechanismCheck{Name: MechanismTerminalSize, Applied: true, Reason: "ok"}) {
+		t.Errorf("no verified %s mechanism: %+v", MechanismTerminalSize, sb.Applied().Mechanisms)
 	}
 	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
 	defer timer.Stop()

@@ -139,6 +139,10 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	if sb.console, err = con.receive(c); err != nil {
 		return err
 	}
+	if con != nil {
+		ok, reason := con.checkSize(sb.console)
+		sb.addMechanism(MechanismTerminalSize, ok, reason)
+	}
 	pid, err := p.Pid()
 	if err != nil {
 		return stepErr("start init", sb.id, err)

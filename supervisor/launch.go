@@ -78,7 +78,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		fs, nw := mechanisms(a.Filesystem, a.Network, req.Config.Network.Mode)
 		var term receipts.Mechanism
 		if req.PTY {
-			term = terminalMechanism(box, req.Config.Terminal)
+			term = terminalMechanism(box)
 		}
 		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw, term))
 		if real.Refusal != nil {

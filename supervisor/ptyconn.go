@@ -168,28 +168,25 @@ func ptyPeer(master *os.File) (*os.File, error) {
 	return os.NewFile(fd, "pty-slave"), nil
 }
 
-// terminalMechanism checks what a started sandbox applied for the
-// terminal in PTY mode: a terminal of its own (the sandbox verified it is
-// a pty master of its devpts when it arrived) whose size is the requested
-// one, as the program's first TIOCGWINSZ sees it.
-func terminalMechanism(box *sandbox.Sandbox, want config.Terminal) receipts.Mechanism {
-	master := box.Console()
-	if master == nil {
+// terminalMechanism is what a started sandbox applied for the terminal
+// in PTY mode: a terminal of its own (checked to be a pty master of its
+// devpts when it arrived) whose size the sandbox found to be the
+// requested one before the subject was released, so before any subject
+// code could change it.
+func terminalMechanism(box *sandbox.Sandbox) receipts.Mechanism {
+	if box.Console() == nil {
 		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}
 	}
-	sc, err := master.SyscallConn()
-	if err != nil {
-		return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal is unreadable"}
+	for _, m := range box.Applied().Mechanisms {
+		if m.Name != sandbox.MechanismTerminalSize {
+			continue
+		}
+		if !m.Applied {
+			return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size is not the requested one: " + m.Reason}
+		}
+		return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
 	}
-	var ws *unix.Winsize
-	var werr error
-	if err := sc.Control(func(fd uintptr) { ws, werr = unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ) }); err != nil || werr != nil {
-		return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size could not be read"}
-	}
-	if int64(ws.Col) != want.Columns || int64(ws.Row) != want.Rows {
-		return receipts.Mechanism{Tier: receipts.None, Reason: fmt.Sprintf("the terminal is %dx%d, not the requested %dx%d", ws.Col, ws.Row, want.Columns, want.Rows)}
-	}
-	return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
+	return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size was not checked"}
 }
 
 func (c *ptyConn) setDeadline(t time.Time) { c.deadline = t }
