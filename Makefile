@@ -41,6 +41,8 @@ fuzz-short: setup
 	@FUZZTIME=$(SHORTFUZZ) bash scripts/fuzz.sh
 
 # Benchmarks side by side with their yardsticks; see docs/BENCHMARKS.md.
+# scripts/bench-pty.sh (PTY mode's epoch latency and quiesce's reaction,
+# beside the control/v1 epoch) is one of them: BENCH_ROUNDS rounds.
 bench: build
 	@for s in scripts/bench-*.sh; do echo "== $$s"; bash "$$s" || exit 1; done
 
