@@ -17,7 +17,7 @@
 // hold some. Between epochs nobody reads: output a program writes then
 // (a background job, a clock) waits in the kernel and belongs to the
 // next epoch. The loop evaluates after each read and each write, and
-// otherwise backs off from 1 ms to 20 ms (the bound on how late a program
+// otherwise backs off from 0.25 ms to 20 ms (the bound on how late a program
 // that went quiet without writing, after a sleep, is noticed); a short
 // timeout in the program's wait (quiesce rule 6) is waited out instead.
 //

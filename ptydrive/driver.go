@@ -40,7 +40,7 @@ const maxPendingReplies = 64 << 10
 // maxBackoff, which bounds how late a program that went quiet without
 // writing anything (a sleep, then a read) is noticed.
 const (
-	minBackoff = time.Millisecond
+	minBackoff = 250 * time.Microsecond
 	maxBackoff = 20 * time.Millisecond
 )
 
@@ -426,9 +426,9 @@ func (d *Driver) poll(events int16, wait time.Duration) (bool, error) {
 	if len(d.replies) > 0 {
 		events |= unix.POLLOUT
 	}
-	ms := int((wait + time.Millisecond - 1) / time.Millisecond)
+	ts := unix.NsecToTimespec(int64(max(wait, 0)))
 	pfd := []unix.PollFd{{Fd: int32(d.fd), Events: events}}
-	n, err := unix.Poll(pfd, ms)
+	n, err := unix.Ppoll(pfd, &ts, nil)
 	if err != nil && err != unix.EINTR {
 		return false, fmt.Errorf("ptydrive: poll: %w", err)
 	}

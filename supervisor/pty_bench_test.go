@@ -29,8 +29,8 @@ var catLine transcript.Input = transcript.Text{Text: "x\n"}
 // echoKey is the control/v1 yardstick's input, as BenchmarkEpochs sends.
 var echoKey transcript.Input = transcript.Key{Keys: []string{"Control", "c"}}
 
-// ptyRequest is benchRequest for cat on the sandbox's terminal.
-func ptyRequest(inputs []transcript.Input, out string) Request {
+// benchPTYRequest is benchRequest for cat on the sandbox's terminal.
+func benchPTYRequest(inputs []transcript.Input, out string) Request {
 	req := benchRequest(receipts.IsolationOS, inputs, out)
 	req.PTY, req.Args = true, []string{"cat"}
 	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 20, 2
@@ -54,7 +54,7 @@ func BenchmarkPTYRun(b *testing.B) {
 	var loop time.Duration
 	cpu0 := selfCPU()
 	for b.Loop() {
-		req := ptyRequest(inputs, filepath.Join(dir, "t.jsonl"))
+		req := benchPTYRequest(inputs, filepath.Join(dir, "t.jsonl"))
 		req.EvidencePath = filepath.Join(dir, "evidence.json")
 		res, err := Run(context.Background(), req)
 		noteSandboxes(res.Sandboxes)
@@ -184,7 +184,7 @@ func BenchmarkEpochLatency(b *testing.B) {
 			req.Config.Terminal.Columns, req.Config.Terminal.Rows = 20, 2
 			return req
 		}, echoKey},
-		{"pty", func() Request { return ptyRequest([]transcript.Input{catLine}, "") }, catLine},
+		{"pty", func() Request { return benchPTYRequest([]transcript.Input{catLine}, "") }, catLine},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
