@@ -60,10 +60,13 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	if err != nil {
 		return stepErr("seccomp", "", err) // fail before anything runs
 	}
-	root := filepath.Join(sb.dir, "root")
 	pins := &pinner{dir: filepath.Join(sb.dir, pinDir)}
 	c.add(func() error { return unpin(sb.dir) })
 	pin := func(h *hostDir) (string, error) { return pins.source(h, rootless) }
+	root, err := pins.skeletonIn(sb.dir, rootless, s.UserNamespace)
+	if err != nil {
+		return stepErr("skeleton root", pins.dir, err)
+	}
 	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, pin)
 	for _, h := range held {
 		c.add(h.Close)

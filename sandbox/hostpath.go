@@ -151,23 +151,59 @@ type pinner struct {
 	made bool
 }
 
+// pinsTmpfs is the pins directory's own filesystem: a small private tmpfs
+// holding the pin mountpoints and, as root without a user namespace, the
+// skeleton root (skeletonIn). Only mountpoints, symlinks and the few
+// generated /etc files live there.
+const pinsTmpfs = "mode=0700,size=1m,nr_inodes=4096"
+
+// mount makes the pins directory: a fresh private tmpfs on
+// <entry>/pins (root only). What is made in it is never created or
+// deleted on the state directory's filesystem: unpin detaches it whole,
+// and the kernel frees it with the last mount namespace holding a copy
+// (the container's). On a disk filesystem mounted with discard (the
+// development VM's /run), each directory removed from the entry cost a
+// synchronous discard (docs/BENCHMARKS.md, *Where the time goes*).
+func (p *pinner) mount() error {
+	if p.made {
+		return nil
+	}
+	if err := os.Mkdir(p.dir, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("tvs-pins", p.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, pinsTmpfs); err != nil {
+		return &os.PathError{Op: "mount tmpfs", Path: p.dir, Err: err}
+	}
+	p.made = true
+	if err := unix.Mount("", p.dir, "", unix.MS_PRIVATE, ""); err != nil {
+		return &os.PathError{Op: "make private", Path: p.dir, Err: err}
+	}
+	return nil
+}
+
+// skeletonIn is where the skeleton root of a sandbox is built: inside the
+// pins tmpfs as root without a user namespace (mounted here); otherwise
+// <entry>/root on the state directory's filesystem, as a user namespace's
+// root (host userNSBase) must traverse to it and a rootless supervisor
+// cannot mount.
+func (p *pinner) skeletonIn(entry string, rootless, userns bool) (string, error) {
+	if rootless || userns {
+		return filepath.Join(entry, "root"), nil
+	}
+	if err := p.mount(); err != nil {
+		return "", err
+	}
+	return filepath.Join(p.dir, "root"), nil
+}
+
 // source returns the mount source for h: a pinned path as root, the
 // original path (checked afterwards by verify) when rootless.
 func (p *pinner) source(h *hostDir, rootless bool) (string, error) {
 	if rootless {
 		return h.path, nil
 	}
-	if !p.made {
-		if err := os.Mkdir(p.dir, 0o700); err != nil {
-			return "", err
-		}
-		if err := unix.Mount(p.dir, p.dir, "", unix.MS_BIND, ""); err != nil {
-			return "", &os.PathError{Op: "bind", Path: p.dir, Err: err}
-		}
-		p.made = true
-		if err := unix.Mount("", p.dir, "", unix.MS_PRIVATE, ""); err != nil {
-			return "", &os.PathError{Op: "make private", Path: p.dir, Err: err}
-		}
+	if err := p.mount(); err != nil {
+		return "", err
 	}
 	p.n++
 	dst := filepath.Join(p.dir, strconv.Itoa(p.n))

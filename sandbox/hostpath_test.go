@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -339,5 +340,99 @@ func TestRootFSCannotNameOurFiles(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(victimDir); len(ents) != 1 {
 		t.Errorf("files appeared in the host directory behind a rootfs symlink: %v", ents)
+	}
+}
+
+// TestSkeletonOnPinsTmpfs: as root without a user namespace the skeleton
+// root is built in the pins tmpfs, not on the state directory's
+// filesystem. The subject's / is that tmpfs, read-only; once Start has
+// returned nothing of it is mounted or left on the host (the entry holds
+// no skeleton to delete); the checks verify makes of the root still ran
+// (pivot-root, the mapped root's identity at Workdir); and a pins tmpfs
+// left by a supervisor killed before unpin, skeleton and pin inside, is
+// detached by removeEntry without touching the pinned directory.
+func TestSkeletonOnPinsTmpfs(t *testing.T) {
+	f := newFixture(t)
+	sb, err := Start(context.Background(), Spec{Args: []string{"/bin/sleep", "10"}, Root: f.root, StateDir: f.stateDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = sb.Kill()
+		_, _ = sb.Wait()
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(f.stateDir, sb.ID())); !os.IsNotExist(err) {
+			t.Errorf("entry left after Destroy: %v", err)
+		}
+	}()
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Join("/proc", strconv.Itoa(sb.Evidence().InitPID), "root")+"/", &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Type != unix.TMPFS_MAGIC || st.Flags&unix.ST_RDONLY == 0 {
+		t.Errorf("sandbox / is fs type %#x flags %#x, want a read-only tmpfs", st.Type, st.Flags)
+	}
+	entry := filepath.Join(f.stateDir, sb.ID())
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mi), entry) {
+		t.Errorf("a mount under %s is left on the host after Start", entry)
+	}
+	for _, name := range []string{"root", filepath.Join(pinDir, "root")} {
+		if _, err := os.Lstat(filepath.Join(entry, name)); !os.IsNotExist(err) {
+			t.Errorf("%s exists on the host after Start: %v", name, err)
+		}
+	}
+	if m, ok := sb.Applied().Mechanism("pivot-root"); !ok || !m.Applied {
+		t.Errorf("pivot-root not verified: %+v", m)
+	}
+	if !slices.Contains(sb.Applied().Filesystem.Checks, "mount-namespace") {
+		t.Errorf("filesystem checks %v", sb.Applied().Filesystem.Checks)
+	}
+
+	// The leftover of a supervisor killed between the skeleton and unpin.
+	dead := t.TempDir()
+	keep := filepath.Join(f.root, "precious")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := openHostPath(f.root, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	p := &pinner{dir: filepath.Join(dead, pinDir)}
+	skel, err := p.skeletonIn(dead, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skel != filepath.Join(dead, pinDir, "root") {
+		t.Errorf("skeleton at %s, want inside the pins tmpfs", skel)
+	}
+	if err := os.MkdirAll(filepath.Join(skel, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.source(h, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeEntry(dead); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("removing the leftover entry deleted the caller's file: %v", err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("leftover entry still there: %v", err)
+	}
+	// Rootless or with a user namespace, the skeleton stays in the entry.
+	for _, c := range []struct{ rootless, userns bool }{{true, true}, {false, true}} {
+		q := &pinner{dir: filepath.Join(dead, pinDir)}
+		if got, err := q.skeletonIn(dead, c.rootless, c.userns); err != nil || got != filepath.Join(dead, "root") || q.made {
+			t.Errorf("skeletonIn(rootless %v, userns %v) = %s, %v (mounted %v)", c.rootless, c.userns, got, err, q.made)
+		}
 	}
 }

@@ -11,11 +11,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The skeleton root is a fresh directory under the sandbox's state dir
-// (on /run, a tmpfs, for root). libcontainer bind-mounts it onto itself in
-// the container's new mount namespace, mounts everything below inside that
-// namespace and remounts it read-only, so nothing is mounted on the host
-// side (a SIGKILLed supervisor leaks no mount) and mountpoints are only
+// The skeleton root is a fresh directory of the sandbox's own: as root
+// without a user namespace, in the private tmpfs of its pins
+// (pinner.skeletonIn), which unpin detaches from the host once the init
+// has mounted; otherwise <entry>/root on the state directory's
+// filesystem. libcontainer bind-mounts it onto itself in the container's
+// new mount namespace, mounts everything below inside that namespace and
+// remounts it read-only, so nothing is mounted on the host side once
+// Start has returned (a supervisor SIGKILLed before that leaves only the
+// pins mount, which the next Sweep detaches) and mountpoints are only
 // ever created in our own directory, never in the caller's tree.
 
 // hostSystemDirs are bound read-only from the host in the default layout;
