@@ -23,9 +23,10 @@ for ((i = 0; i < RUNS; i++)); do
 	printf '{"name":"run%03d","request":"request.json","inputs":"inputs.jsonl","roots":["app=root"],"subject":["./echo-subject"]}\n' "$i"
 done >"$work/manifest.jsonl"
 
-declare -A wall cpu
+declare -A wall cpu load
 TIMEFORMAT='%R %U %S'
 for j in 1 2; do
+	load[$j]=$(cut -d' ' -f1-3 /proc/loadavg)
 	# bash's time: wall, user and system seconds of the batch process and
 	# its children (the sandboxes' init and the subjects).
 	read -r r u s < <({ time "$BIN" batch "$work/manifest.jsonl" -j "$j" --state-dir "$work/state" \
@@ -40,8 +41,19 @@ done
 ratio=$(awk -v a="${wall[2]}" -v b="${wall[1]}" 'BEGIN { printf "%.2f", a / b }')
 echo "batch of $RUNS example runs on $(nproc) cores ($(uname -r)):"
 for j in 1 2; do
-	printf '  -j %d  wall %6d ms (%d ms per run)  cpu %6d ms (%.2f cores busy)\n' "$j" "${wall[$j]}" \
-		$((wall[$j] / RUNS)) "${cpu[$j]}" "$(awk -v c="${cpu[$j]}" -v w="${wall[$j]}" 'BEGIN { print c / w }')"
+	printf '  -j %d  wall %6d ms (%d ms per run)  cpu %6d ms (%.2f cores busy)  load %s\n' "$j" "${wall[$j]}" \
+		$((wall[$j] / RUNS)) "${cpu[$j]}" "$(awk -v c="${cpu[$j]}" -v w="${wall[$j]}" 'BEGIN { print c / w }')" "${load[$j]}"
 done
 echo "  ratio -j 2 / -j 1: $ratio (target: at most 0.60)"
+# The best ratio -j 2 could reach here: the -j 1 batch's CPU spread over
+# every core with no idle moment and no CPU per run added by running two
+# at once. A -j 1 batch already keeps more than one core busy (the
+# supervisor, the init, the subject and the kernel's teardown overlap),
+# so this floor is above 1/ncores; a target below it is out of reach on
+# this machine whatever the code does. It counts only the batch's own
+# processes (the kernel threads' share, network namespace cleanup among
+# it, is left out), so the true floor is higher. The second figure is how much CPU
+# per run -j 2 added (contention: the kernel's and the hypervisor's).
+awk -v c1="${cpu[1]}" -v w1="${wall[1]}" -v c2="${cpu[2]}" -v n="$(nproc)" 'BEGIN {
+	printf "  floor: -j 1 cpu / (%d cores x -j 1 wall) = %.2f; cpu per run at -j 2: %+.0f%%\n", n, c1 / (n * w1), (c2 / c1 - 1) * 100 }'
 echo "  every run finished with exit 0; each JUnit report lists $RUNS cases; no state left"
