@@ -55,5 +55,5 @@ echo "  ratio -j 2 / -j 1: $ratio (target: at most 0.60)"
 # it, is left out), so the true floor is higher. The second figure is how much CPU
 # per run -j 2 added (contention: the kernel's and the hypervisor's).
 awk -v c1="${cpu[1]}" -v w1="${wall[1]}" -v c2="${cpu[2]}" -v n="$(nproc)" 'BEGIN {
-	printf "  floor: -j 1 cpu / (%d cores x -j 1 wall) = %.2f; cpu per run at -j 2: %+.0f%%\n", n, c1 / (n * w1), (c2 / c1 - 1) * 100 }'
+	printf "  floor (nothing else running): -j 1 cpu / (%d cores x -j 1 wall) = %.2f; cpu per run at -j 2: %+.0f%%\n", n, c1 / (n * w1), (c2 / c1 - 1) * 100 }'
 echo "  every run finished with exit 0; each JUnit report lists $RUNS cases; no state left"
