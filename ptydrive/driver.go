@@ -1,6 +1,7 @@
 package ptydrive
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -191,6 +192,49 @@ func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, e
 			backoff = minBackoff
 		} else {
 			backoff = min(2*backoff, maxBackoff)
+		}
+	}
+}
+
+// SettleOnMarker is Settle for programs that announce readiness
+// themselves (upstream's opt-in readiness marker): it returns when the
+// epoch's output holds marker, when exited is closed, or when ctx ends.
+// Quiesce is not consulted. A marker past the output budget is not seen:
+// with EndOnOverflow the overflow ends the wait instead.
+func (d *Driver) SettleOnMarker(ctx context.Context, exited <-chan struct{}, marker []byte) (Settled, error) {
+	if err := d.nonblocking(); err != nil {
+		return Settled{}, err
+	}
+	for from := 0; ; {
+		if err := d.pump(); err != nil {
+			return Settled{}, err
+		}
+		if d.endOver && d.dropped > 0 {
+			return Settled{Overflow: true, Why: "the epoch's output passed its budget"}, nil
+		}
+		// The carried-over bytes of a split character never hold an
+		// ASCII marker; the epoch's output is searched from where the
+		// last search could not have seen a whole marker.
+		if bytes.Contains(d.out[from:], marker) {
+			return Settled{Quiet: true, Why: "the program printed its readiness marker"}, nil
+		}
+		from = max(0, len(d.out)-len(marker)+1)
+		select {
+		case <-exited:
+			if err := d.pump(); err != nil {
+				return Settled{}, err
+			}
+			return Settled{Exited: true, Why: "the program exited"}, nil
+		case <-ctx.Done():
+			return Settled{Why: "no readiness marker yet"}, fmt.Errorf("ptydrive: no readiness marker when the epoch ended: %w", context.Cause(ctx))
+		default:
+		}
+		wait := maxBackoff
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, max(time.Until(dl), 0))
+		}
+		if _, err := d.poll(unix.POLLIN, wait); err != nil {
+			return Settled{}, err
 		}
 	}
 }

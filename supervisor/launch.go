@@ -249,6 +249,9 @@ func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io
 		// Set, never inherited (docs/PTY.md): what the emulator
 		// implements, and UTF-8 output.
 		env["TERM"], env["LANG"] = ptyTERM, ptyLANG
+		if req.ReadyMarker {
+			env[envReadyMarker] = readyMarker(req.RunID)
+		}
 		io = stdio{}
 	}
 	spec := sandbox.Spec{

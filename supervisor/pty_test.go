@@ -373,3 +373,56 @@ func TestPTYForkBomb(t *testing.T) {
 		t.Fatalf("outcome %s\n%s", o.res.Outcome, o.data)
 	}
 }
+
+// TestPTYReadyMarker: upstream's opt-in readiness marker closes epochs
+// instead of quiesce; typed text that could echo it is refused before
+// anything starts, even split across inputs.
+func TestPTYReadyMarker(t *testing.T) {
+	needSandbox(t)
+	script := `printf '%s\n' "$TERMVERIFY_READY_MARKER"; while read x; do echo "got $x"; sleep 0.1; printf '%s\n' "$TERMVERIFY_READY_MARKER"; done`
+	req := shRequest(t, script,
+		`{"kind":"input.text","payload":{"text":"abc\n"}}`,
+		`{"kind":"input.stop","payload":{}}`)
+	req.ReadyMarker = true
+	o := runCase(t, req)
+	if o.res.Outcome != transcript.KindRunFinished {
+		t.Fatalf("outcome %s\n%s", o.res.Outcome, o.data)
+	}
+	obs := observationPayloads(o)
+	if len(obs) != 3 {
+		t.Fatalf("%d observations, want readiness, the epoch, the exit\n%s", len(obs), o.data)
+	}
+	marker := readyMarker(req.RunID)
+	if got := frameLines(t, obs[0]); got[0] != marker {
+		t.Errorf("readiness frame %q, want the marker first", got)
+	}
+	// The epoch closed at the marker printed after the answer.
+	if got := strings.Join(frameLines(t, obs[1]), "|"); !strings.Contains(got, "got abc|"+marker) {
+		t.Errorf("epoch frame %q, want the answer and then the marker", got)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+	}{
+		{"one text", []string{`{"kind":"input.text","payload":{"text":"x <<termverify.ready:y>>"}}`}},
+		{"split texts", []string{`{"kind":"input.text","payload":{"text":"<<termverify."}}`, `{"kind":"input.key","payload":{"keys":["Enter"]}}`, `{"kind":"input.text","payload":{"text":"ready:z>>"}}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := shRequest(t, `exec cat`, tc.inputs...)
+			req.ReadyMarker = true
+			req.TranscriptPath = filepath.Join(t.TempDir(), "t.jsonl")
+			if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "readiness marker") {
+				t.Errorf("want a refusal naming the readiness marker, got %v", err)
+			}
+		})
+	}
+	t.Run("needs pty", func(t *testing.T) {
+		req := exampleRequest(t)
+		req.ReadyMarker = true
+		req.TranscriptPath = filepath.Join(t.TempDir(), "t.jsonl")
+		if _, err := Run(t.Context(), req); err == nil || !strings.Contains(err.Error(), "--pty") {
+			t.Errorf("want a refusal naming --pty, got %v", err)
+		}
+	})
+}

@@ -82,6 +82,7 @@ type ptyConn struct {
 	held     string            // the mouse button down, for input.mouse move
 	ready    bool              // the readiness observation was made
 	sizeSaid [2]int            // the size the program set that a diagnostic already reported
+	marker   []byte            // the readiness marker (Request.ReadyMarker); nil: quiesce decides
 
 	replies int64 // the driver's dropped replies already reported
 }
@@ -198,6 +199,21 @@ func (c *ptyConn) opContext() (context.Context, context.CancelFunc) {
 	}
 	return context.WithDeadline(c.ctx, c.deadline)
 }
+
+// readyPrefix starts upstream's readiness marker; the marker of a run is
+// readyPrefix + its run id + readySuffix.
+const (
+	readyPrefix = "<<termverify.ready:"
+	readySuffix = ">>"
+)
+
+// envReadyMarker names the variable that gives a program the marker it
+// prints when it waits for input (Request.ReadyMarker).
+const envReadyMarker = "TERMVERIFY_READY_MARKER"
+
+// readyMarker is the run's marker: deterministic (the run id), so that
+// transcripts of the same run stay byte-identical.
+func readyMarker(runID string) string { return readyPrefix + runID + readySuffix }
 
 // errProgramEnded is the cause of a write's context when the program
 // ended before its input was written.
@@ -356,7 +372,13 @@ func (c *ptyConn) next() (control.Message, int, error) {
 	}
 	ctx, cancel := c.opContext()
 	defer cancel()
-	st, err := c.drv.Settle(ctx, c.exited)
+	var st ptydrive.Settled
+	var err error
+	if c.marker != nil {
+		st, err = c.drv.SettleOnMarker(ctx, c.exited, c.marker)
+	} else {
+		st, err = c.drv.Settle(ctx, c.exited)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// The deadline (or the run's end): say what quiesce last saw, as

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/termverify/termverify-sandbox/config"
@@ -70,6 +71,12 @@ type Request struct {
 	// instead of over control/v1. It needs the os backend: elsewhere the
 	// terminal receipt is refused (run.unsupported).
 	PTY bool
+	// ReadyMarker (PTY mode only) closes an epoch when the program prints
+	// upstream's readiness marker, <<termverify.ready:RUN_ID>>, given to
+	// it in TERMVERIFY_READY_MARKER, instead of by quiesce. The marker is
+	// forgeable by input echo, so input text that could make it is
+	// refused before anything starts.
+	ReadyMarker bool
 
 	Args   []string          // the subject's argv, resolved inside the sandbox
 	Roots  map[string]string // root_id → host directory (--root ID=DIR)
@@ -197,6 +204,14 @@ func (r *Request) prepare() error {
 			return usagef("--stderr: in PTY mode the terminal is the subject's stderr; what it writes there is in the observations")
 		}
 	}
+	if r.ReadyMarker {
+		if !r.PTY {
+			return usagef("--ready-marker needs --pty: it is how a terminal program says it waits for input")
+		}
+		if err := checkNoMarker(r.Inputs); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
 	inputs, err := checkScript(r.Inputs, !r.Replay, InputKinds(r.PTY))
 	if err != nil {
 		return &UsageError{Err: err}
@@ -233,6 +248,26 @@ func checkScript(in []transcript.Input, addStop bool, kinds []string) ([]transcr
 		out = append(out, transcript.Stop{})
 	}
 	return out, nil
+}
+
+// checkNoMarker refuses a script whose typed text could echo a readiness
+// marker: one text holding its prefix, or the texts in order forming it
+// (the line discipline echoes them one after another).
+func checkNoMarker(in []transcript.Input) error {
+	tail := ""
+	for i, x := range in {
+		t, ok := x.(transcript.Text)
+		if !ok {
+			continue
+		}
+		typed := tail + t.Text
+		if strings.Contains(typed, readyPrefix) {
+			return fmt.Errorf("input %d: with --ready-marker, the typed text would echo %q, the start of the readiness marker, and forge it", i+1, readyPrefix)
+		}
+		// Only the last bytes can still begin a marker.
+		tail = typed[max(0, len(typed)-len(readyPrefix)+1):]
+	}
+	return nil
 }
 
 // CodeReplayNotTerminated is the error code of a replay whose recorded

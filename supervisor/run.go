@@ -161,6 +161,9 @@ func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, 
 	}
 	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch)
 	if err == nil {
+		if req.ReadyMarker {
+			c.marker = []byte(readyMarker(req.RunID))
+		}
 		return c, nil
 	}
 	_ = box.Kill()

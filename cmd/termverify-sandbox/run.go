@@ -42,6 +42,7 @@ type runFlags struct {
 	evidence   string
 	stderr     string
 	pty        bool
+	marker     bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -101,6 +102,7 @@ func (o *runFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.evidence, "evidence", "", "write volatile host evidence (namespaces, cgroups, pids, times, stderr) as JSON")
 	f.StringVar(&o.stderr, "stderr", "", "write the subject's stderr to FILE, a regular file with no symlink on its path (default: discarded)")
 	f.BoolVar(&o.pty, "pty", false, "run SUBJECT as an unmodified terminal program on a terminal of the sandbox's own and record its screens (docs/PTY.md), instead of over termverify.control/v1")
+	f.BoolVar(&o.marker, "ready-marker", false, "with --pty: an epoch closes when the program prints $TERMVERIFY_READY_MARKER (upstream's <<termverify.ready:RUN_ID>>) instead of when the kernel says it waits for input; typed text that could echo a marker is refused")
 	f.StringVar(&o.stderrMax, "stderr-limit", fmt.Sprint(supervisor.DefaultStderrLimit), "largest --stderr file; what the subject writes beyond it is counted in the evidence and dropped")
 }
 
@@ -179,7 +181,7 @@ func (o runFlags) apply(req *supervisor.Request, args []string) error {
 	if req.StderrLimit, err = parseSize(o.stderrMax); err != nil {
 		return fmt.Errorf("--stderr-limit: %w", err)
 	}
-	req.Args, req.RootFS, req.StateDir, req.PTY = args, o.rootfs, o.stateDir, o.pty
+	req.Args, req.RootFS, req.StateDir, req.PTY, req.ReadyMarker = args, o.rootfs, o.stateDir, o.pty, o.marker
 	req.Deadlines = supervisor.Deadlines{Handshake: o.handshake, Epoch: o.epoch, Run: o.runLimit}
 	if o.transcript != "-" {
 		req.TranscriptPath = o.transcript
