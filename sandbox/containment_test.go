@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/netpolicy"
 )
 
@@ -318,7 +319,7 @@ func TestResources(t *testing.T) {
 		}
 	})
 	t.Run("setsid double-forked daemon dies with the sandbox", func(t *testing.T) {
-		marker := "987.6543"
+		marker := sandboxtest.SleepMarker(2)
 		spec := f.spec("/bin/sh", "-c", "(setsid sleep "+marker+" </dev/null >/dev/null 2>&1 &); sleep 0.2; exit 0")
 		ex, _, _, _ := runBox(t, spec, 20*time.Second)
 		if ex.ShellStatus() != 0 {
@@ -329,7 +330,7 @@ func TestResources(t *testing.T) {
 		}
 	})
 	t.Run("kill ends the whole tree", func(t *testing.T) {
-		marker := "876.5432"
+		marker := sandboxtest.SleepMarker(3)
 		spec := f.spec("/bin/sh", "-c", "(setsid sleep "+marker+" &); sleep "+marker)
 		ex, _, _, _ := runBox(t, spec, 300*time.Millisecond)
 		if ex.Signal != "KILL" || !ex.Killed {

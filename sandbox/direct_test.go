@@ -44,7 +44,7 @@ func TestDirect(t *testing.T) {
 		}
 	})
 	t.Run("daemon dies with the subject", func(t *testing.T) {
-		marker := "654.3219"
+		marker := sandboxtest.SleepMarker(4)
 		ex, _, _, _ := runBox(t, spec("/bin/sh", "-c", "(setsid sleep "+marker+" </dev/null >/dev/null 2>&1 &); sleep 0.1"), 20*time.Second)
 		if ex.ShellStatus() != 0 {
 			t.Fatalf("exit %+v", ex)
@@ -54,7 +54,7 @@ func TestDirect(t *testing.T) {
 		}
 	})
 	t.Run("kill", func(t *testing.T) {
-		marker := "543.2198"
+		marker := sandboxtest.SleepMarker(5)
 		ex, _, _, _ := runBox(t, spec("/bin/sh", "-c", "(setsid sleep "+marker+" &); sleep "+marker), 300*time.Millisecond)
 		if !ex.Killed {
 			t.Errorf("exit %+v", ex)

@@ -177,7 +177,7 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 	}
 	t.Run("os", func(t *testing.T) {
 		f := newFixture(t)
-		marker := "765.4321"
+		marker := sandboxtest.SleepMarker(6)
 		ex, out, stderr, sb := runBox(t, f.spec(daemonScript(marker)...), 20*time.Second)
 		if ex.ShellStatus() != 0 {
 			t.Fatalf("exit %+v stderr %q", ex, stderr)
@@ -222,7 +222,7 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 	})
 	t.Run("none", func(t *testing.T) {
 		f := directFixture(t)
-		marker := "765.4322"
+		marker := sandboxtest.SleepMarker(7)
 		spec := f.spec(daemonScript(marker)...)
 		spec.Isolation = IsolationNone
 		ex, out, stderr, sb := runBox(t, spec, 20*time.Second)
@@ -302,7 +302,7 @@ func rootWithoutSysAdminChild(t *testing.T) {
 		t.Skipf("user namespaces are not allowed here: %v", err)
 	}
 	f := newFixture(t)
-	marker := "765.4323"
+	marker := sandboxtest.SleepMarker(8)
 	spec := f.spec(daemonScript(marker)...)
 	ex, _, stderr, sb := runBox(t, spec, 20*time.Second)
 	if ex.ShellStatus() != 0 {

@@ -152,7 +152,7 @@ func TestExecSupervisorKilled(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)
 	state := t.TempDir()
-	marker := "765.4321"
+	marker := sandboxtest.SleepMarker(1)
 	sandboxtest.CheckNoLeaks(t, state, marker)
 	cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", "(setsid sleep "+marker+" &); sleep "+marker)
 	if err := cmd.Start(); err != nil {

@@ -112,6 +112,13 @@ func CgroupsOf(id string) []string {
 	return found
 }
 
+// SleepMarker is a sleep duration in seconds that names one test's
+// processes for PidsMatching: unique to the call site (site) and to this
+// test process (its pid), since other packages' tests (and other runs of
+// these) use sleeps too, and a shared marker once made a test see another
+// package's sleeps as its own subject and kill its supervisor too early.
+func SleepMarker(site int) string { return fmt.Sprintf("%d.%d", 100+site, os.Getpid()) }
+
 // PidsMatching lists host processes whose command line contains s.
 func PidsMatching(s string) []int {
 	ents, _ := os.ReadDir("/proc")
