@@ -33,6 +33,15 @@ import (
 // their place a value of their kind with nothing in it. A line's tree
 // then costs memory for its envelope and typed members only, however
 // many values its state or event data hold.
+//
+// Eliding, it does not build an observation's typed arrays either (its
+// events, its ui's regions, its frame's lines): it checks each element
+// as soon as it is decoded, exactly as checkObservation checks the
+// elements of a tree (checkEvent, regionIDs.checkRegion,
+// checkFrameLine), drops it, and keeps the outcome in typed; the tree
+// holds an empty array in their place. A line packed with typed values
+// then costs the tree of one element at a time, and the set of region
+// ids.
 type quickDecoder struct {
 	elide bool
 
@@ -41,6 +50,7 @@ type quickDecoder struct {
 	values   int
 	strBytes int
 	kind     string // the record's kind, once read (elide only)
+	typed    typedArrays
 
 	items   []canon.Value  // containers' elements while being decoded, innermost last
 	members []canon.Member // ditto for objects
@@ -57,6 +67,7 @@ func (q *quickDecoder) decode(line []byte) (canon.Value, bool) {
 		return canon.Value{}, false
 	}
 	q.line, q.pos, q.values, q.strBytes, q.kind = line, 0, 0, 0, ""
+	q.typed = typedArrays{}
 	q.items, q.members = q.items[:0], q.members[:0]
 	q.slab, q.mslab = q.slab[:0], q.mslab[:0]
 	// The line's decoded escaped strings go to text, which grows as needed:
@@ -83,10 +94,55 @@ const (
 	inNone    place = iota // nothing opaque inside
 	inRecord               // the record: x- members, and the payload
 	inPayload              // the payload of q.kind
-	inEvents               // an observation's events
+	inEvents               // an observation's events (checked as scanned)
 	inEvent                // one event: data
 	inError                // run.failed's error: details
+	inUI                   // an observation's ui
+	inRegions              // its regions (checked as scanned)
+	inFrame                // an observation's frame
+	inLines                // its lines (checked as scanned)
 )
+
+// typedArrays is what the quick path, eliding, found in the typed arrays
+// of an observation that it checked as it scanned them.
+type typedArrays struct {
+	events, regions, lines checkedArray
+}
+
+// checkedArray is the outcome of checking an array's elements as they
+// were scanned.
+type checkedArray struct {
+	scanned bool      // the array was checked so; the tree holds an empty array in its place
+	n       int       // its elements
+	err     error     // the first element's violation, as checkObservation reports it
+	ids     regionIDs // regions: the ids of those before the first violation
+}
+
+// array returns the outcome for the array at p (inEvents, inRegions or
+// inLines), or nil when t is nil or that array is in the tree.
+func (t *typedArrays) array(p place) *checkedArray {
+	if t == nil {
+		return nil
+	}
+	a := t.slot(p)
+	if a == nil || !a.scanned {
+		return nil
+	}
+	return a
+}
+
+// slot is where the outcome for the array at p goes.
+func (t *typedArrays) slot(p place) *checkedArray {
+	switch p {
+	case inEvents:
+		return &t.events
+	case inRegions:
+		return &t.regions
+	case inLines:
+		return &t.lines
+	}
+	return nil
+}
 
 // elided reports whether the member key of a container at p is opaque,
 // and otherwise the place of its value. Opaque are the values the checks
@@ -115,6 +171,10 @@ func (q *quickDecoder) elided(p place, key string) (place, bool) {
 			return inNone, true
 		case q.kind == KindObservation && key == "events":
 			return inEvents, false
+		case q.kind == KindObservation && key == "ui":
+			return inUI, false
+		case q.kind == KindObservation && key == "frame":
+			return inFrame, false
 		case (q.kind == KindDiagnostic || q.kind == KindRunUnsupported) && key == "details":
 			return inNone, true
 		case q.kind == KindRunFailed && key == "error":
@@ -124,6 +184,14 @@ func (q *quickDecoder) elided(p place, key string) (place, bool) {
 		return inNone, key == "data"
 	case inError:
 		return inNone, key == "details"
+	case inUI:
+		if key == "regions" {
+			return inRegions, false
+		}
+	case inFrame:
+		if key == "lines" {
+			return inLines, false
+		}
 	}
 	return inNone, false
 }
@@ -338,6 +406,9 @@ func (q *quickDecoder) array(depth int, p place) (canon.Value, bool) {
 	if depth > canon.MaxDepth {
 		return canon.Value{}, false
 	}
+	if p == inEvents || p == inRegions || p == inLines {
+		return q.checkArray(depth, p)
+	}
 	q.pos++ // '['
 	if q.pos < len(q.line) && q.line[q.pos] == ']' {
 		q.pos++
@@ -369,6 +440,86 @@ func (q *quickDecoder) array(depth int, p place) (canon.Value, bool) {
 			return canon.Value{}, false
 		}
 	}
+}
+
+// checkArray is array for an observation's typed array at p (inEvents,
+// inRegions, inLines): it decodes each element as array would, checks
+// it at once as checkObservation would check it in the tree, and drops
+// it; the outcome goes to q.typed, and the tree gets an empty array.
+// After the first violation the elements are only scanned (skip):
+// checkObservation reports no later one.
+func (q *quickDecoder) checkArray(depth int, p place) (canon.Value, bool) {
+	a := q.typed.slot(p)
+	*a = checkedArray{scanned: true}
+	q.pos++ // '['
+	if q.pos < len(q.line) && q.line[q.pos] == ']' {
+		q.pos++
+		return canon.Value{Kind: canon.Array}, true
+	}
+	for n := 0; ; n++ {
+		if n == canon.MaxItems {
+			return canon.Value{}, false
+		}
+		var ok bool
+		switch {
+		case a.err != nil:
+			_, ok = q.skip(depth + 1)
+		case p == inLines:
+			// A line is checked for its kind alone: skip's is value's.
+			var kind canon.Kind
+			kind, ok = q.skip(depth + 1)
+			a.err = checkFrameLine(&canon.Value{Kind: kind})
+		default:
+			ok = q.checkElement(depth+1, p, n, a)
+		}
+		if !ok || q.pos >= len(q.line) {
+			return canon.Value{}, false
+		}
+		switch q.line[q.pos] {
+		case ',':
+			q.pos++
+		case ']':
+			q.pos++
+			a.n = n + 1
+			return canon.Value{Kind: canon.Array}, true
+		default:
+			return canon.Value{}, false
+		}
+	}
+}
+
+// checkElement decodes element n of the events or regions and checks it
+// into a, then gives back the memory its tree took.
+func (q *quickDecoder) checkElement(depth int, p place, n int, a *checkedArray) bool {
+	slab, mslab, text := q.slab, q.mslab, len(q.text)
+	in := inNone
+	if p == inEvents {
+		in = inEvent
+	}
+	e, ok := q.value(depth, in)
+	if !ok {
+		return false
+	}
+	if p == inEvents {
+		a.err = checkEvent(n, &e)
+		q.text = q.text[:text] // nothing of the event lives on
+	} else {
+		// The region's id may be in text: a.ids keeps it.
+		a.err = a.ids.checkRegion(n, &e)
+	}
+	q.slab, q.mslab = rewind(slab, q.slab), rewind(mslab, q.mslab)
+	return true
+}
+
+// rewind returns the slab to carve from after an element whose tree is
+// dead: was is the slab before the element, now after. If the element
+// was carved from was, what follows was's end is free again; if it took
+// a new slab, all of that slab is.
+func rewind[T any](was, now []T) []T {
+	if unsafe.SliceData(was) == unsafe.SliceData(now) {
+		return now[:len(was)]
+	}
+	return now[:0]
 }
 
 // slabMax is the most elements a slab of the quick path holds.

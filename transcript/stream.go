@@ -204,8 +204,10 @@ func (c *streamChecker) checkLine(dec *lineDecoder, i int, line []byte, over int
 	dec.quick.elide = true
 	rec, canonical := dec.quick.decode(line)
 	var err error
+	var typed *typedArrays // what the quick path checked of rec as it scanned it
 	switch {
 	case canonical:
+		typed = &dec.quick.typed
 	case dec.scan.decodes(line):
 		// Not canonical (the quick path takes every canonical line that
 		// decodes), and nothing after step 6 is checked: no tree needed.
@@ -243,7 +245,7 @@ func (c *streamChecker) checkLine(dec *lineDecoder, i int, line []byte, over int
 	}
 	// placement keeps the ids: one copy of both strings, in one allocation.
 	both := string(append([]byte(f.runID), f.id...))
-	*s = slot{ok: true, runID: both[:len(f.runID)], id: both[len(f.runID):], facts: summarize(f.kind, f.payload)}
+	*s = slot{ok: true, runID: both[:len(f.runID)], id: both[len(f.runID):], facts: summarize(f.kind, f.payload, typed)}
 	return passNone, nil
 }
 

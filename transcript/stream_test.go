@@ -425,6 +425,9 @@ func FuzzStreamMatchesTree(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Add(streamBase(f))
+	for _, seed := range typedSeeds(f) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkBoth(t, data)
 	})

@@ -256,7 +256,7 @@ type validator struct {
 // feed checks record i, of the given kind and payload, against the
 // records fed before it.
 func (v *validator) feed(i int, kind string, p *canon.Value) *Error {
-	f := summarize(kind, p)
+	f := summarize(kind, p, nil)
 	return v.step(i, &f)
 }
 
@@ -305,8 +305,11 @@ type capFacts struct {
 
 // summarize runs the checks of record p (of a known kind) that do not
 // depend on the records before it, in the order feed reports them, and
-// keeps what step compares.
-func summarize(kind string, p *canon.Value) facts {
+// keeps what step compares. typed, when not nil, holds the outcome of
+// the element checks of the typed arrays the quick path checked as it
+// scanned them (their place in p holds an empty array); the tree path
+// passes nil.
+func summarize(kind string, p *canon.Value, typed *typedArrays) facts {
 	f := facts{kind: kind}
 	switch {
 	case kind == KindRunStarted:
@@ -342,7 +345,7 @@ func summarize(kind string, p *canon.Value) facts {
 		}
 		f.at, _ = get(p, "at_ms").Int()
 	case kind == KindObservation:
-		rule, proc, err := checkObservation(p)
+		rule, proc, err := checkObservation(p, typed)
 		if err != nil {
 			f.shape = check{rule, err}
 			break
@@ -861,7 +864,8 @@ func checkDiagnostic(p *canon.Value) error {
 }
 
 // checkObservation checks an observation payload and returns its process.
-func checkObservation(p *canon.Value) (string, *Process, error) {
+// typed is as for summarize.
+func checkObservation(p *canon.Value, typed *typedArrays) (string, *Process, error) {
 	if err := closed(p, []string{"at_ms", "state", "events", "ui"}, []string{"frame", "process"}); err != nil {
 		return RuleObservation, nil, detail("observation %v", err)
 	}
@@ -872,20 +876,22 @@ func checkObservation(p *canon.Value) (string, *Process, error) {
 	if events.Kind != canon.Array {
 		return RuleObservation, nil, errors.New("observation events must be an array")
 	}
-	for i := range events.Items {
-		e := &events.Items[i]
-		if err := closed(e, []string{"type", "data"}, nil); err != nil {
-			return RuleEvent, nil, detail("observation event %d %v", i, err)
+	if a := typed.array(inEvents); a != nil {
+		if a.err != nil {
+			return RuleEvent, nil, a.err
 		}
-		if !nonEmptyStr(get(e, "type")) {
-			return RuleEvent, nil, detail("observation event %d type must be a non-empty string", i)
+	} else {
+		for i := range events.Items {
+			if err := checkEvent(i, &events.Items[i]); err != nil {
+				return RuleEvent, nil, err
+			}
 		}
 	}
-	if rule, err := checkUI(get(p, "ui")); err != nil {
+	if rule, err := checkUI(get(p, "ui"), typed); err != nil {
 		return rule, nil, err
 	}
 	if f, ok := p.Get("frame"); ok {
-		if err := checkFrame(f); err != nil {
+		if err := checkFrame(f, typed); err != nil {
 			return RuleFrame, nil, err
 		}
 	}
@@ -905,7 +911,19 @@ func checkObservation(p *canon.Value) (string, *Process, error) {
 	return RuleProcess, nil, errors.New("observation process must be {state:running} or {state:exited, exit:EXIT}")
 }
 
-func checkUI(ui *canon.Value) (string, error) {
+// checkEvent checks event i of an observation's events.
+func checkEvent(i int, e *canon.Value) error {
+	if err := closed(e, []string{"type", "data"}, nil); err != nil {
+		return detail("observation event %d %v", i, err)
+	}
+	if !nonEmptyStr(get(e, "type")) {
+		return detail("observation event %d type must be a non-empty string", i)
+	}
+	return nil
+}
+
+// checkUI checks an observation's ui; typed is as for summarize.
+func checkUI(ui *canon.Value, typed *typedArrays) (string, error) {
 	if err := closed(ui, []string{"regions", "focus", "cursor", "mode"}, nil); err != nil {
 		return RuleUI, detail("observation ui %v", err)
 	}
@@ -913,43 +931,25 @@ func checkUI(ui *canon.Value) (string, error) {
 	if regions.Kind != canon.Array {
 		return RuleUI, errors.New("observation ui regions must be an array")
 	}
-	// Up to 16,384 regions: past a handful, no quadratic scan.
-	var ids map[string]struct{}
-	if len(regions.Items) > 8 {
-		ids = make(map[string]struct{}, len(regions.Items))
-	}
-	for i := range regions.Items {
-		r := &regions.Items[i]
-		if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
-			return RuleRegion, detail("observation ui region %d %v", i, err)
+	var own regionIDs
+	ids := &own
+	if a := typed.array(inRegions); a != nil {
+		if a.err != nil {
+			return RuleRegion, a.err
 		}
-		if !nonEmptyStr(get(r, "id")) || !nonEmptyStr(get(r, "role")) {
-			return RuleRegion, detail("observation ui region %d needs a non-empty id and role", i)
-		}
-		id := get(r, "id").Str
-		if hasRegionID(regions.Items[:i], ids, id) {
-			return RuleRegion, detail("observation ui region id %s is not unique", canon.Quote(id))
-		}
-		if ids != nil {
-			ids[id] = struct{}{}
-		}
-		b := get(r, "bounds")
-		if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
-			return RuleRegion, detail("observation ui region %d bounds %v", i, err)
-		}
-		_, ok1 := nonNegInt(get(b, "column"))
-		_, ok2 := nonNegInt(get(b, "row"))
-		_, ok3 := posInt(get(b, "columns"))
-		_, ok4 := posInt(get(b, "rows"))
-		if !ok1 || !ok2 || !ok3 || !ok4 {
-			return RuleRegion, detail("observation ui region %d bounds need column, row >= 0 and columns, rows > 0", i)
+		ids = &a.ids
+	} else {
+		for i := range regions.Items {
+			if err := ids.checkRegion(i, &regions.Items[i]); err != nil {
+				return RuleRegion, err
+			}
 		}
 	}
 	focus := get(ui, "focus")
 	switch focus.Kind {
 	case canon.Null:
 	case canon.String:
-		if !hasRegionID(regions.Items, ids, focus.Str) {
+		if !ids.has(focus.Str) {
 			return RuleFocus, detail("observation ui focus %s is not a region id", canon.Quote(focus.Str))
 		}
 	default:
@@ -970,34 +970,101 @@ func checkUI(ui *canon.Value) (string, error) {
 	return "", nil
 }
 
-// hasRegionID reports whether one of regions has id; ids, when not nil,
-// is the set of their ids.
-func hasRegionID(regions []canon.Value, ids map[string]struct{}, id string) bool {
-	if ids != nil {
-		_, ok := ids[id]
+// regionIDs is the set of the ids of an observation's regions checked
+// so far: up to 16,384, so past a handful a map, not a quadratic scan.
+// Its strings are the tree's (or the line's): it lives no longer.
+type regionIDs struct {
+	few  [8]string
+	n    int
+	many map[string]struct{}
+}
+
+func (s *regionIDs) has(id string) bool {
+	if s.many != nil {
+		_, ok := s.many[id]
 		return ok
 	}
-	for i := range regions {
-		if get(&regions[i], "id").Str == id {
+	for _, x := range s.few[:s.n] {
+		if x == id {
 			return true
 		}
 	}
 	return false
 }
 
-func checkFrame(f *canon.Value) error {
+func (s *regionIDs) add(id string) {
+	switch {
+	case s.many != nil:
+		s.many[id] = struct{}{}
+	case s.n < len(s.few):
+		s.few[s.n] = id
+		s.n++
+	default:
+		s.many = make(map[string]struct{}, 2*len(s.few))
+		for _, x := range s.few {
+			s.many[x] = struct{}{}
+		}
+		s.many[id] = struct{}{}
+	}
+}
+
+// checkRegion checks region i of an observation's ui, the regions
+// before it in s, and adds its id to s.
+func (s *regionIDs) checkRegion(i int, r *canon.Value) error {
+	if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
+		return detail("observation ui region %d %v", i, err)
+	}
+	if !nonEmptyStr(get(r, "id")) || !nonEmptyStr(get(r, "role")) {
+		return detail("observation ui region %d needs a non-empty id and role", i)
+	}
+	id := get(r, "id").Str
+	if s.has(id) {
+		return detail("observation ui region id %s is not unique", canon.Quote(id))
+	}
+	s.add(id)
+	b := get(r, "bounds")
+	if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
+		return detail("observation ui region %d bounds %v", i, err)
+	}
+	_, ok1 := nonNegInt(get(b, "column"))
+	_, ok2 := nonNegInt(get(b, "row"))
+	_, ok3 := posInt(get(b, "columns"))
+	_, ok4 := posInt(get(b, "rows"))
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return detail("observation ui region %d bounds need column, row >= 0 and columns, rows > 0", i)
+	}
+	return nil
+}
+
+// checkFrameLine checks one of an observation's frame lines.
+func checkFrameLine(l *canon.Value) error {
+	if l.Kind != canon.String {
+		return errors.New("observation frame lines must be strings")
+	}
+	return nil
+}
+
+// checkFrame checks an observation's frame; typed is as for summarize.
+func checkFrame(f *canon.Value, typed *typedArrays) error {
 	if err := closed(f, []string{"lines", "columns", "rows"}, nil); err != nil {
 		return detail("observation frame %v", err)
 	}
 	lines := get(f, "lines")
+	n, a := len(lines.Items), typed.array(inLines)
+	if a != nil {
+		n = a.n
+	}
 	_, okc := posInt(get(f, "columns"))
 	rows, okr := posInt(get(f, "rows"))
-	if lines.Kind != canon.Array || !okc || !okr || int64(len(lines.Items)) != rows {
+	if lines.Kind != canon.Array || !okc || !okr || int64(n) != rows {
 		return errors.New("observation frame needs columns, rows > 0 and exactly rows lines")
 	}
+	if a != nil {
+		return a.err
+	}
 	for i := range lines.Items {
-		if lines.Items[i].Kind != canon.String {
-			return errors.New("observation frame lines must be strings")
+		if err := checkFrameLine(&lines.Items[i]); err != nil {
+			return err
 		}
 	}
 	return nil
