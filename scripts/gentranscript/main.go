@@ -24,11 +24,17 @@ import (
 func main() {
 	size := flag.Int("size", 30<<20, "stop adding epochs once the transcript reaches this many bytes")
 	out := flag.String("o", "-", "output file (- for stdout)")
-	long := flag.Int("long", 0, "instead, a transcript of this many epochs whose observations are ~3.8 MB lines of ~99,000 JSON values each, nearly all in their state (the streaming checker's memory case)")
+	long := flag.Int("long", 0, "instead, a transcript of this many epochs whose observations are long lines of many JSON values (the streaming checker's memory case; see -shape)")
+	shape := flag.String("shape", "state", "with -long, what fills each observation: state (~3.8 MB, ~99,000 opaque values), regions (11,000 UI regions), events (16,384 events) or lines (16,384 frame lines)")
 	flag.Parse()
 	gen := func(bw *bufio.Writer) error { return generate(bw, *size) }
 	if *long > 0 {
-		gen = func(bw *bufio.Writer) error { return generateLong(bw, *long) }
+		obs, err := LongObservation(*shape)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gentranscript: %v\n", err)
+			os.Exit(2)
+		}
+		gen = func(bw *bufio.Writer) error { return generateLong(bw, *long, obs) }
 	}
 	if err := run(*out, gen); err != nil {
 		fmt.Fprintf(os.Stderr, "gentranscript: %v\n", err)
@@ -200,10 +206,9 @@ func observation(r *rand.Rand, screen []string, epoch int) transcript.Observatio
 
 // generateLong writes a valid transcript of n epochs (a text input and
 // an observation each) after a readiness observation, every observation
-// a line of ~3.8 MB holding ~99,000 JSON values, nearly all in its state
-// (strings with escapes, floats, integers, literals, small objects): the
-// case where a decoded tree costs far more than the line's bytes.
-func generateLong(bw *bufio.Writer, n int) error {
+// obs: one of LongObservation's, lines where a decoded tree costs far
+// more than the line's bytes.
+func generateLong(bw *bufio.Writer, n int, obs transcript.Observation) error {
 	w := transcript.NewWriter(bw, "long-run")
 	defer func() {
 		if p := recover(); p != nil {
@@ -211,7 +216,6 @@ func generateLong(bw *bufio.Writer, n int) error {
 		}
 	}()
 	negotiate(w)
-	obs := transcript.Observation{State: LongState(3_800_000), Events: []transcript.Event{}, UI: transcript.UI{Regions: []transcript.Region{}}}
 	check(w.Observe(obs))
 	for range n - 1 {
 		check(w.Input(transcript.Text{Text: "x"}))
@@ -219,6 +223,44 @@ func generateLong(bw *bufio.Writer, n int) error {
 	}
 	check(w.Finish(transcript.Exit{Kind: transcript.ExitCode}))
 	return w.Close()
+}
+
+// LongObservation is the observation of a -long transcript of the given
+// shape:
+//   - state: a ~3.8 MB line of ~99,000 values, nearly all in its state
+//     (strings with escapes, floats, integers, literals, small objects),
+//     which the validator does not look into;
+//   - regions: 11,000 UI regions (~847 KB, ~88,000 values), each checked;
+//   - events: 16,384 events (the most an array holds) of short data;
+//   - lines: a frame of 16,384 short lines.
+//
+// transcript's TestLongLineMemory builds the same observations.
+func LongObservation(shape string) (transcript.Observation, error) {
+	obs := transcript.Observation{State: canon.ObjectValue(), Events: []transcript.Event{}, UI: transcript.UI{Regions: []transcript.Region{}}}
+	switch shape {
+	case "state":
+		obs.State = LongState(3_800_000)
+	case "regions":
+		for k := range int64(11_000) {
+			obs.UI.Regions = append(obs.UI.Regions, transcript.Region{ID: fmt.Sprintf("region-%05d", k), Role: "pane",
+				Bounds: transcript.Bounds{Column: k % 200, Row: k / 200, Columns: 1 + k%7, Rows: 1 + k%5}})
+		}
+		focus := "region-10999"
+		obs.UI.Focus = &focus
+	case "events":
+		for k := range 16_384 {
+			obs.Events = append(obs.Events, transcript.Event{Type: "out", Data: canon.IntValue(int64(k))})
+		}
+	case "lines":
+		f := &transcript.Frame{Columns: 12, Rows: 16_384}
+		for k := range 16_384 {
+			f.Lines = append(f.Lines, fmt.Sprintf("line %06d", k))
+		}
+		obs.Frame = f
+	default:
+		return obs, fmt.Errorf("unknown -shape %q (state, regions, events, lines)", shape)
+	}
+	return obs, nil
 }
 
 // LongState is an observation state of about size bytes of canonical
