@@ -7,10 +7,13 @@
 #  2. whole processes from cold: `termverify-sandbox validate FILE` against
 #     a Python process doing only json.loads per line, with peak RSS;
 #  3. the memory bound on long lines: peak RSS of `validate` on seven
-#     ~3.8 MB lines of ~99,000 values each (gentranscript -long 7), valid,
-#     not canonical and not decoding, against 32 MiB + 4x the longest line.
+#     long lines of each gentranscript -long 7 -shape (state: ~3.8 MB of
+#     ~99,000 opaque values; regions: 11,000 UI regions; events: 16,384
+#     events; lines: 16,384 frame lines), valid, not canonical and not
+#     decoding, against 32 MiB + 4x the longest line.
 # Run by `make bench`; figures are recorded in docs/TRANSCRIPT.md.
-# BENCH_LONG_ONLY=1 runs part 3 alone.
+# BENCH_LONG_ONLY=1 runs part 3 alone; BENCH_LONG_SHAPES (default
+# "state regions events lines") and BENCH_LONG_ROUNDS (5) narrow it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -19,26 +22,30 @@ file=$tmp/bench.jsonl
 
 # Part 3: peak RSS of validate on long lines (see the header).
 long_lines() {
-	local long=$tmp/long.jsonl bin=$tmp/termverify-sandbox
+	local bin=$tmp/termverify-sandbox shape files=()
 	[ -x "$bin" ] || make -s build BIN="$bin"
-	go run ./scripts/gentranscript -long 7 -o "$long"
-	python3 - "$long" "$tmp" <<'PY'
+	for shape in ${BENCH_LONG_SHAPES:-state regions events lines}; do
+		local long=$tmp/long-$shape.jsonl
+		go run ./scripts/gentranscript -long 7 -shape "$shape" -o "$long"
+		python3 - "$long" "$tmp/long-$shape" <<'PY'
 import sys
-src, tmp = sys.argv[1], sys.argv[2]
+src, stem = sys.argv[1], sys.argv[2]
 lines = open(src, "rb").read().split(b"\n")[:-1]
 def variant(name, fix):
-    with open(f"{tmp}/{name}.jsonl", "wb") as f:
+    with open(f"{stem}-{name}.jsonl", "wb") as f:
         for l in lines:
-            f.write((fix(l) if len(l) > 1 << 20 else l) + b"\n")
-variant("long-noncanonical", lambda l: l[:-1] + b" }")  # decodes, not RFC 8785
-variant("long-undecodable", lambda l: l + b"x")        # json.syntax after all its values
+            f.write((fix(l) if len(l) > 64 << 10 else l) + b"\n")
+variant("noncanonical", lambda l: l[:-1] + b" }")  # decodes, not RFC 8785
+variant("undecodable", lambda l: l + b"x")        # json.syntax after all its values
 PY
-	"$py" - "${BENCH_LONG_ROUNDS:-5}" "$bin" "$long" "$tmp/long-noncanonical.jsonl" "$tmp/long-undecodable.jsonl" <<'PY'
+		files+=("$long" "$tmp/long-$shape-noncanonical.jsonl" "$tmp/long-$shape-undecodable.jsonl")
+	done
+	"$py" - "${BENCH_LONG_ROUNDS:-5}" "$bin" "${files[@]}" <<'PY'
 import os, statistics, subprocess, sys, time
 rounds, binary, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 if not os.access("/usr/bin/time", os.X_OK):
     sys.exit("part 3 needs /usr/bin/time (apt-get install time)")
-print(f"\n{'long lines: validate (' + str(rounds) + ' rounds each)':<44} {'median ms':>10} {'peak RSS MiB':>13} {'bound MiB':>10}")
+print(f"\n{'long lines: validate (' + str(rounds) + ' rounds each)':<52} {'median ms':>10} {'peak RSS MiB':>13} {'bound MiB':>10} {'share':>6}")
 for path in files:
     longest = max(len(l) for l in open(path, "rb").read().split(b"\n"))
     bound = 32 * 2**20 + 4 * longest
@@ -54,7 +61,7 @@ for path in files:
         verdict = "OK" if p.returncode == 0 else parts[2] if len(parts) > 2 else parts[-1]
     peak = max(peaks)
     label = f"{os.path.basename(path)}: {verdict}"
-    print(f"{label[:44]:<44} {statistics.median(walls) * 1e3:10.1f} {peak / 2**20:13.1f} {bound / 2**20:10.2f}  {'met' if peak <= bound else 'NOT MET'}")
+    print(f"{label[:52]:<52} {statistics.median(walls) * 1e3:10.1f} {peak / 2**20:13.1f} {bound / 2**20:10.2f} {100 * peak / bound:5.0f}%  {'met' if peak <= bound else 'NOT MET'}")
 PY
 }
 py=$(python3 -c 'import sys; print(sys.executable)')
