@@ -143,11 +143,69 @@ type Settled struct {
 // when ctx ends (its error; the epoch deadline, which says what quiesce
 // last saw).
 func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, error) {
+	backoff := minBackoff
+	return d.settle(ctx, exited, "not waiting for input", func(outputCame bool) (step, error) {
+		if outputCame {
+			backoff = minBackoff
+		} else {
+			backoff = min(2*backoff, maxBackoff)
+		}
+		if len(d.replies) > 0 {
+			return step{wait: backoff, why: fmt.Sprintf("%d bytes of replies not yet taken by the program", len(d.replies))}, nil
+		}
+		v, err := d.judge.Evaluate()
+		if err != nil {
+			return step{}, err
+		}
+		if v.Quiet {
+			return step{done: true, settled: Settled{Quiet: true, Why: v.Why}}, nil
+		}
+		wait := backoff
+		if v.RetryAfter > 0 {
+			wait = v.RetryAfter
+		}
+		return step{wait: wait, why: v.Why}, nil
+	})
+}
+
+// SettleOnMarker is Settle for programs that announce readiness
+// themselves (upstream's opt-in readiness marker): it returns when the
+// epoch's output holds marker, when exited is closed, or when ctx ends.
+// Quiesce is not consulted. A marker past the output budget is not seen:
+// with EndOnOverflow the overflow ends the wait instead.
+func (d *Driver) SettleOnMarker(ctx context.Context, exited <-chan struct{}, marker []byte) (Settled, error) {
+	from := 0
+	return d.settle(ctx, exited, "no readiness marker", func(bool) (step, error) {
+		// The carried-over bytes of a split character never hold an
+		// ASCII marker; the epoch's output is searched from where the
+		// last search could not have seen a whole marker.
+		if bytes.Contains(d.out[from:], marker) {
+			return step{done: true, settled: Settled{Quiet: true, Why: "the program printed its readiness marker"}}, nil
+		}
+		from = max(0, len(d.out)-len(marker)+1)
+		return step{wait: maxBackoff, why: "no readiness marker yet"}, nil
+	})
+}
+
+// step is one look of a wait at whether the epoch is over: done with
+// how it settled, or how long to wait for output before the next look and
+// why it is not over (for the deadline's error).
+type step struct {
+	done    bool
+	settled Settled
+	wait    time.Duration
+	why     string
+}
+
+// settle is the loop of both waits: read the output and answer queries,
+// end on an overflow (EndOnOverflow), on the program's exit or on ctx,
+// else ask check, and wait for output as long as it says (never past the
+// deadline). check learns whether output came during the last wait.
+func (d *Driver) settle(ctx context.Context, exited <-chan struct{}, notYet string, check func(outputCame bool) (step, error)) (Settled, error) {
 	if err := d.nonblocking(); err != nil {
 		return Settled{}, err
 	}
-	backoff := minBackoff
-	why := ""
+	why, came := "", true
 	for {
 		if err := d.pump(); err != nil {
 			return Settled{}, err
@@ -162,78 +220,22 @@ func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, e
 			}
 			return Settled{Exited: true, Why: "the program exited"}, nil
 		case <-ctx.Done():
-			return Settled{Why: why}, fmt.Errorf("ptydrive: not waiting for input when the epoch ended (%s): %w", why, context.Cause(ctx))
+			return Settled{Why: why}, fmt.Errorf("ptydrive: %s when the epoch ended (%s): %w", notYet, why, context.Cause(ctx))
 		default:
 		}
-		wait := backoff
-		if len(d.replies) == 0 {
-			v, err := d.judge.Evaluate()
-			if err != nil {
-				return Settled{}, err
-			}
-			if v.Quiet {
-				return Settled{Quiet: true, Why: v.Why}, nil
-			}
-			why = v.Why
-			if v.RetryAfter > 0 {
-				wait = v.RetryAfter
-			}
-		} else {
-			why = fmt.Sprintf("%d bytes of replies not yet taken by the program", len(d.replies))
-		}
-		if dl, ok := ctx.Deadline(); ok {
-			wait = min(wait, max(time.Until(dl), 0))
-		}
-		ready, err := d.poll(unix.POLLIN, wait)
+		st, err := check(came)
 		if err != nil {
 			return Settled{}, err
 		}
-		if ready {
-			backoff = minBackoff
-		} else {
-			backoff = min(2*backoff, maxBackoff)
+		if st.done {
+			return st.settled, nil
 		}
-	}
-}
-
-// SettleOnMarker is Settle for programs that announce readiness
-// themselves (upstream's opt-in readiness marker): it returns when the
-// epoch's output holds marker, when exited is closed, or when ctx ends.
-// Quiesce is not consulted. A marker past the output budget is not seen:
-// with EndOnOverflow the overflow ends the wait instead.
-func (d *Driver) SettleOnMarker(ctx context.Context, exited <-chan struct{}, marker []byte) (Settled, error) {
-	if err := d.nonblocking(); err != nil {
-		return Settled{}, err
-	}
-	for from := 0; ; {
-		if err := d.pump(); err != nil {
-			return Settled{}, err
-		}
-		if d.endOver && d.dropped > 0 {
-			return Settled{Overflow: true, Why: "the epoch's output passed its budget"}, nil
-		}
-		// The carried-over bytes of a split character never hold an
-		// ASCII marker; the epoch's output is searched from where the
-		// last search could not have seen a whole marker.
-		if bytes.Contains(d.out[from:], marker) {
-			return Settled{Quiet: true, Why: "the program printed its readiness marker"}, nil
-		}
-		from = max(0, len(d.out)-len(marker)+1)
-		select {
-		case <-exited:
-			if err := d.pump(); err != nil {
-				return Settled{}, err
-			}
-			return Settled{Exited: true, Why: "the program exited"}, nil
-		case <-ctx.Done():
-			return Settled{Why: "no readiness marker yet"}, fmt.Errorf("ptydrive: no readiness marker when the epoch ended: %w", context.Cause(ctx))
-		default:
-		}
-		wait := maxBackoff
+		why = st.why
+		wait := st.wait
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(wait, max(time.Until(dl), 0))
 		}
-		if _, err := d.poll(unix.POLLIN, wait); err != nil {
+		if came, err = d.poll(unix.POLLIN, wait); err != nil {
 			return Settled{}, err
 		}
 	}
