@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 12's whole-run figure (make bench runs it): a Python
+# termverify.control/v1 subject (examples/upstream-subject) and 100 text
+# inputs, as the issue measured it. Three variants interleaved, ROUNDS
+# rounds (default 15): the subject bare, fed the same 102 lines from a
+# file (session.hello, the 100 inputs, input.stop); `run` sandboxed;
+# `run --isolation none`. Prints the medians, the ratios to bare and the
+# targets (sandboxed <= 2x bare, none <= 1.3x). Needs root for the os tier.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${BIN:-bin/termverify-sandbox}
+ROUNDS=${ROUNDS:-15}
+PY=/usr/bin/python3
+[ -x "$BIN" ] || { echo "bench: $BIN missing; run make build" >&2; exit 2; }
+[ -x "$PY" ] || { echo "bench: $PY missing (the sandbox binds the host's /usr)" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+mkdir -p "$root"
+chmod 755 "$work" "$root"
+cp examples/upstream-subject/subject.py "$root/subject.py"
+for ((i = 0; i < 100; i++)); do echo "{\"kind\":\"input.text\",\"payload\":{\"text\":\"line $i\"}}"; done >"$work/inputs.jsonl"
+echo '{"kind":"input.stop","payload":{}}' >>"$work/inputs.jsonl"
+hello='{"protocol":"termverify.control/v1","kind":"session.hello","payload":{"run_id":"example-run","at_ms":0,"config":{"seed":"42","clock":{"mode":"manual","initial_ms":0},"locale":"en-US","timezone":"UTC","terminal":{"columns":80,"rows":24,"capabilities":[]},"filesystem":{"mode":"sandbox","root_id":"app"},"network":{"mode":"deny"}}}}'
+{
+	echo "$hello"
+	for ((i = 0; i < 100; i++)); do echo "{\"protocol\":\"termverify.control/v1\",\"kind\":\"input.text\",\"payload\":{\"text\":\"line $i\"}}"; done
+	echo '{"protocol":"termverify.control/v1","kind":"input.stop","payload":{}}'
+} >"$work/bare.in"
+
+ms() { # ms CMD...: wall time of one execution, in µs
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || true
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000))
+}
+run() { "$BIN" run --request examples/request.json --inputs "$work/inputs.jsonl" --root app="$root" \
+	--isolation "$1" --transcript "$work/t.jsonl" -- "$PY" subject.py; }
+bare() { (cd "$root" && TERMVERIFY_FS_ROOT="$root" "$PY" subject.py <"$work/bare.in"); }
+
+# Each variant once, checked: the bare subject answers every line, runs finish.
+lines=$(bare | wc -l)
+[ "$lines" -ge 102 ] || { echo "bench: the bare subject wrote $lines lines, want >= 102" >&2; exit 1; }
+for iso in os none; do
+	run "$iso" >/dev/null 2>&1 || { echo "bench: run --isolation $iso failed" >&2; exit 1; }
+done
+
+echo "issue 12 whole run: Python upstream subject, 100 text inputs, $ROUNDS interleaved rounds, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((r = 0; r < ROUNDS; r++)); do
+	echo "bare $(ms bare)"
+	echo "os $(ms run os)"
+	echo "none $(ms run none)"
+done >"$work/times"
+med() { awk -v v="$1" '$1 == v {print $2}' "$work/times" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
+b=$(med bare) o=$(med os) n=$(med none)
+printf '   %-34s %8s ms\n' "subject bare, 102 lines from a file" "$b" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n"
+awk -v b="$b" -v o="$o" -v n="$n" 'BEGIN {printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3)\n", o/b, n/b}'
+echo "   load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
