@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command: run the bundled example under the sandbox,
-# print its receipts, validate its transcript. `make example` runs it after
+# print its receipts, validate its transcript; then the same in PTY mode
+# with bash, printing the screen it left. `make example` runs it after
 # `make build`. Needs root for the os tier; without it --isolation auto
 # downgrades and says so on stderr.
 set -euo pipefail
@@ -23,3 +24,10 @@ set -x
 	-- ./echo-subject
 "$BIN" receipts out/example.jsonl
 "$BIN" validate out/example.jsonl
+# PTY mode: an unmodified bash on a terminal of the sandbox's own, typed
+# into; the last observation's frame is the screen it left.
+"$BIN" run --pty --request examples/request.json --inputs examples/pty-inputs.jsonl \
+	--root app="$root" --transcript out/example-pty.jsonl -- /bin/bash --norc --noprofile
+"$BIN" validate out/example-pty.jsonl
+{ set +x; } 2>/dev/null
+tail -n 2 out/example-pty.jsonl | head -n 1 | jq -r '.payload.frame.lines[] | select(. != "")' 

@@ -21,6 +21,13 @@ command -v podman >/dev/null || need_apt+=(podman)
 command -v newuidmap >/dev/null || need_apt+=(uidmap)
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
+# The programs PTY mode's acceptance tests run in the sandbox (which sees
+# the host's /usr) against tmux, and jq for the example and bench scripts.
+command -v vim >/dev/null || need_apt+=(vim)
+command -v less >/dev/null || need_apt+=(less)
+command -v top >/dev/null || need_apt+=(procps)
+[ -x /usr/bin/python3 ] || need_apt+=(python3)
+command -v jq >/dev/null || need_apt+=(jq)
 if [ "${#need_apt[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
