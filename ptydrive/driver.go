@@ -215,8 +215,16 @@ func (d *Driver) settle(ctx context.Context, exited <-chan struct{}, notYet stri
 		}
 		select {
 		case <-exited:
-			if err := d.pump(); err != nil {
-				return Settled{}, err
+			// Nothing writes any more: read everything left, which one
+			// pump (bounded in bytes and time) may not have.
+			for {
+				if err := d.pump(); err != nil {
+					return Settled{}, err
+				}
+				more, err := d.Pending()
+				if err != nil || !more || ctx.Err() != nil || (d.endOver && d.dropped > 0) {
+					break
+				}
 			}
 			return Settled{Exited: true, Why: "the program exited"}, nil
 		case <-ctx.Done():

@@ -187,6 +187,7 @@ sys.exit(5)
 		diag    string // a diagnostic code the transcript must hold
 		frame   string // text the last observation's frame must hold
 		once    bool   // diag appears exactly once
+		size    [2]int64
 	}{
 		{
 			name:    "never waits for input",
@@ -233,6 +234,22 @@ sys.exit(5)
 			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":5}`,
 		},
 		{
+			// Found by review: the overflow after the hangup was taken
+			// for a quiet point and the stop's wait spun forever, past
+			// every deadline and SIGINT.
+			name:    "floods after the hangup",
+			script:  `trap 'head -c 3000000 /dev/zero | tr "\0" x; exit 0' HUP; read x; sleep 30`,
+			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed, failure: FailureBudget,
+		},
+		{
+			// Found by review: after the exit one bounded read of the
+			// terminal lost the end of output the emulator is slow on.
+			name:    "exits with slow output left",
+			script:  `read x; yes "$(printf '\033#8')" | head -n 15000 | tr -d '\n'; printf '\033[HEND'; exit 3`,
+			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
+			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":3}`, frame: "END", size: [2]int64{200, 50},
+		},
+		{
 			name:    "ignores the hangup",
 			script:  `trap '' HUP; while read x; do :; done`,
 			outcome: transcript.KindRunFinished, exit: `{"kind":"signal","value":"KILL"}`, diag: DiagStopGraceKilled,
@@ -254,6 +271,9 @@ sys.exit(5)
 		t.Run(tc.name, func(t *testing.T) {
 			req := shRequest(t, tc.script, tc.inputs...)
 			req.Deadlines = Deadlines{Handshake: 2 * time.Second, Epoch: 2 * time.Second, Run: 60 * time.Second}
+			if tc.size != [2]int64{} {
+				req.Config.Terminal.Columns, req.Config.Terminal.Rows = tc.size[0], tc.size[1]
+			}
 			o := runCase(t, req)
 			if o.res.Outcome != tc.outcome {
 				t.Fatalf("outcome %s, want %s\n%.3000s", o.res.Outcome, tc.outcome, o.data)
@@ -280,8 +300,11 @@ sys.exit(5)
 			}
 			if tc.frame != "" {
 				last := o.lastObservation()
-				if last == nil || !strings.Contains(strings.Join(frameLines(t, last), "\n"), tc.frame) {
-					t.Errorf("last frame lacks %q: %s", tc.frame, jsonText(last))
+				if last == nil {
+					t.Fatalf("no observation")
+				}
+				if lines := frameLines(t, last); !strings.Contains(strings.Join(lines, "\n"), tc.frame) {
+					t.Errorf("last frame lacks %q; its first line: %.80q", tc.frame, lines[0])
 				}
 			}
 			if len(o.data) > 4<<20 {

@@ -273,7 +273,10 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 		if err != nil {
 			return &terminalError{failure: FailureInput, err: err}
 		}
-		c.atOnce = !changed
+		// At once, unless output waits from while no epoch was open:
+		// this epoch's observation says it holds that output, so it
+		// must read it.
+		c.atOnce = !changed && !c.idleOut
 		if changed {
 			// The kernel has our size again: a size the program sets
 			// after this is news.
@@ -500,6 +503,11 @@ func (c *ptyConn) awaitEnd() error {
 	defer gcancel()
 	for {
 		st, err := c.drv.Settle(gctx, c.exited)
+		if err == nil && st.Overflow {
+			// Not a quiet point (looping on it would spin past every
+			// deadline): output no record can hold ends the run.
+			return outputBudget(c.drv.TakeOutput())
+		}
 		if err == nil && st.Exited {
 			c.eof = true
 			return nil
