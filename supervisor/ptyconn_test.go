@@ -46,6 +46,14 @@ func (p *hostProc) Wait() (sandbox.Exit, error) {
 // TestPTYOutputWhileIdle: output a background job writes while no epoch
 // is open is read by the next epoch, which says so in a diagnostic.
 func TestPTYOutputWhileIdle(t *testing.T) {
+	// The input after the idle output: text, or a resize to the size the
+	// terminal has, which closes its epoch at once — but not before the
+	// output its diagnostic speaks of is read (found by review).
+	t.Run("text", func(t *testing.T) { outputWhileIdle(t, transcript.Text{Text: "z"}, "z") })
+	t.Run("same-size resize", func(t *testing.T) { outputWhileIdle(t, transcript.Resize{Columns: 40, Rows: 8}, "") })
+}
+
+func outputWhileIdle(t *testing.T, idle transcript.Input, echo string) {
 	master, slave := ptytest.Open(t, 40, 8)
 	// The background job writes once the test says the first epoch is
 	// over (the file), so its line comes while no epoch is open.
@@ -100,7 +108,7 @@ func TestPTYOutputWhileIdle(t *testing.T) {
 			t.Fatal("the background job never wrote")
 		}
 	}
-	if err := c.deliver(transcript.Text{Text: "z"}, 0); err != nil {
+	if err := c.deliver(idle, 0); err != nil {
 		t.Fatal(err)
 	}
 	d, ok := next().(control.Diagnostic)
@@ -111,7 +119,10 @@ func TestPTYOutputWhileIdle(t *testing.T) {
 	if !ok {
 		t.Fatal("no observation after the diagnostic")
 	}
-	if got := jsonText(&o.Events[0].Data); !strings.Contains(got, "BG") || !strings.Contains(got, "z") {
-		t.Errorf("the epoch's output %s lacks the background job's line or the echo", got)
+	if len(o.Events) == 0 {
+		t.Fatal("the epoch has no output: the idle output was not read")
+	}
+	if got := jsonText(&o.Events[0].Data); !strings.Contains(got, "BG") || !strings.Contains(got, echo) {
+		t.Errorf("the epoch's output %s lacks the background job's line or the echo %q", got, echo)
 	}
 }
