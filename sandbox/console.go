@@ -66,6 +66,15 @@ func (s *Spec) validateTerminal() error {
 	return nil
 }
 
+// maxPtys bounds the ptys of a sandbox's devpts instance. Every devpts
+// instance on the host draws on one pool (kernel.pty.max minus
+// kernel.pty.reserve, 3,072 by default), so without a bound one subject
+// could open them all and every other sandbox's terminal (and the host's
+// containers' and users') would fail to start. The subject's own
+// terminal is one; the rest are for programs that make their own (tmux,
+// script, expect).
+const maxPtys = 64
+
 // devptsMount is the sandbox's own devpts instance: newinstance, so its
 // ptys are numbered and visible only inside; ptmxmode=0666 so the init
 // (and the subject, for its own ptys) can open /dev/pts/ptmx, which
@@ -73,7 +82,7 @@ func (s *Spec) validateTerminal() error {
 // where gid 5 exists in the container: rootless maps only the caller's
 // own gid, and mounting with an unmapped gid fails.
 func devptsMount(rootless bool) *configs.Mount {
-	data := "newinstance,ptmxmode=0666,mode=0620"
+	data := fmt.Sprintf("newinstance,ptmxmode=0666,mode=0620,max=%d", maxPtys)
 	if !rootless {
 		data += ",gid=5"
 	}

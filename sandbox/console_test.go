@@ -120,3 +120,45 @@ func TestConsoleSpec(t *testing.T) {
 		t.Errorf("console %v after a failed start", c)
 	}
 }
+
+// TestConsolePtyLimit: a subject cannot take more than maxPtys ptys from
+// the host's shared pool (found by review: one subject opened 3,070 and
+// the next sandbox's terminal failed with ENOSPC).
+func TestConsolePtyLimit(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skipf("/usr/bin/python3 (the subject that opens ptys) not installed: %v", err)
+	}
+	f := newFixture(t)
+	spec := f.spec("/usr/bin/python3", "-c", `import os
+n = 0
+try:
+    while n < 1000:
+        os.openpty()
+        n += 1
+except OSError:
+    pass
+open("count", "w").write(str(n))`)
+	spec.Terminal = &TerminalSize{Rows: 24, Cols: 80}
+	sb, err := Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer func() {
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	}()
+	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
+	defer timer.Stop()
+	if _, err := sb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(f.root + "/count")
+	if err != nil {
+		t.Fatalf("the subject wrote no count: %v", err)
+	}
+	n, err := strconv.Atoi(string(data))
+	if err != nil || n < 1 || n >= maxPtys {
+		t.Errorf("the subject opened %q ptys, want between 1 and %d (its own terminal is one of %d)", data, maxPtys-1, maxPtys)
+	}
+}
