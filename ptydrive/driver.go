@@ -65,6 +65,11 @@ type Config struct {
 	// record such an epoch anyway: it ends a flood without waiting for
 	// the flood to end.
 	EndOnOverflow bool
+	// Marker, when set, is a readiness marker the program prints when it
+	// waits for input (SettleOnMarker): it is taken out of the output
+	// wherever it appears, so the screen and the recorded output never
+	// hold it.
+	Marker []byte
 }
 
 // Driver drives one program on a pseudoterminal. It is not safe for
@@ -76,6 +81,9 @@ type Driver struct {
 	judge   *quiesce.Judge
 	budget  int
 	endOver bool   // Config.EndOnOverflow
+	marker  []byte // Config.Marker
+	held    []byte // read bytes that may begin a marker, not shown yet
+	markers int    // markers read since SettleOnMarker last returned on one
 	out     []byte // this epoch's output, up to budget
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last epoch
 	dropped int64  // this epoch's bytes beyond the budget
@@ -120,8 +128,9 @@ func New(master, slave *os.File, c Config) (*Driver, error) {
 	}
 	return &Driver{
 		fd: fd, slave: slave, judge: j, budget: budget, endOver: c.EndOnOverflow,
-		emu: vt.New(vt.Config{Cols: c.Cols, Rows: c.Rows, Scrollback: c.Scrollback}),
-		buf: make([]byte, readChunk),
+		marker: bytes.Clone(c.Marker),
+		emu:    vt.New(vt.Config{Cols: c.Cols, Rows: c.Rows, Scrollback: c.Scrollback}),
+		buf:    make([]byte, readChunk),
 	}, nil
 }
 
@@ -169,20 +178,20 @@ func (d *Driver) Settle(ctx context.Context, exited <-chan struct{}) (Settled, e
 }
 
 // SettleOnMarker is Settle for programs that announce readiness
-// themselves (upstream's opt-in readiness marker): it returns when the
-// epoch's output holds marker, when exited is closed, or when ctx ends.
-// Quiesce is not consulted. A marker past the output budget is not seen:
-// with EndOnOverflow the overflow ends the wait instead.
-func (d *Driver) SettleOnMarker(ctx context.Context, exited <-chan struct{}, marker []byte) (Settled, error) {
-	from := 0
+// themselves (upstream's opt-in readiness marker, Config.Marker): it
+// returns when the program has printed the marker since the last time
+// it returned, when exited is closed, or when ctx ends. Quiesce is not
+// consulted. The marker itself is taken out of the output: neither the
+// emulator nor the epoch's output ever holds it.
+func (d *Driver) SettleOnMarker(ctx context.Context, exited <-chan struct{}) (Settled, error) {
+	if d.marker == nil {
+		return Settled{}, errors.New("ptydrive: SettleOnMarker without Config.Marker")
+	}
 	return d.settle(ctx, exited, "no readiness marker", func(bool) (step, error) {
-		// The carried-over bytes of a split character never hold an
-		// ASCII marker; the epoch's output is searched from where the
-		// last search could not have seen a whole marker.
-		if bytes.Contains(d.out[from:], marker) {
+		if d.markers > 0 {
+			d.markers = 0
 			return step{done: true, settled: Settled{Quiet: true, Why: "the program printed its readiness marker"}}, nil
 		}
-		from = max(0, len(d.out)-len(marker)+1)
 		return step{wait: maxBackoff, why: "no readiness marker yet"}, nil
 	})
 }
@@ -381,6 +390,11 @@ func (d *Driver) TakeOutput() Output { return d.takeOutput(false) }
 func (d *Driver) TakeFinalOutput() Output { return d.takeOutput(true) }
 
 func (d *Driver) takeOutput(final bool) Output {
+	if final && len(d.held) > 0 {
+		// Held back as a possible start of a marker that never came.
+		d.show(d.held)
+		d.held = nil
+	}
 	b := append(d.carry, d.out...)
 	d.carry = nil
 	// Keep a trailing incomplete (but so far valid) sequence for the next
@@ -426,15 +440,10 @@ func (d *Driver) pump() error {
 		if n > 0 {
 			read += n
 			chunk := d.buf[:n]
-			d.emu.Write(chunk)
-			keep := min(n, d.budget-len(d.out))
-			d.out = append(d.out, chunk[:max(keep, 0)]...)
-			d.dropped += int64(n - max(keep, 0))
-			if r := d.emu.Replies(); len(d.replies)+len(r) <= maxPendingReplies {
-				d.replies = append(d.replies, r...)
-			} else {
-				d.RepliesDropped += int64(len(r))
+			if d.marker != nil {
+				chunk = d.strip(chunk)
 			}
+			d.show(chunk)
 			continue
 		}
 		if err == unix.EINTR {
@@ -462,6 +471,45 @@ func (d *Driver) pump() error {
 		}
 	}
 	return nil
+}
+
+// show hands output to the emulator and to the epoch's output (up to the
+// budget), and queues the emulator's replies.
+func (d *Driver) show(chunk []byte) {
+	d.emu.Write(chunk)
+	keep := max(min(len(chunk), d.budget-len(d.out)), 0)
+	d.out = append(d.out, chunk[:keep]...)
+	d.dropped += int64(len(chunk) - keep)
+	if r := d.emu.Replies(); len(d.replies)+len(r) <= maxPendingReplies {
+		d.replies = append(d.replies, r...)
+	} else {
+		d.RepliesDropped += int64(len(r))
+	}
+}
+
+// strip takes the readiness marker (Config.Marker) out of what was read,
+// counting each one, and holds back a tail that could still begin one
+// until the next read; it returns what the terminal shows.
+func (d *Driver) strip(b []byte) []byte {
+	buf := make([]byte, 0, len(d.held)+len(b))
+	buf = append(append(buf, d.held...), b...)
+	d.held = d.held[:0]
+	for {
+		i := bytes.Index(buf, d.marker)
+		if i < 0 {
+			break
+		}
+		d.markers++
+		buf = append(buf[:i], buf[i+len(d.marker):]...)
+	}
+	for k := min(len(d.marker)-1, len(buf)); k > 0; k-- {
+		if bytes.HasPrefix(d.marker, buf[len(buf)-k:]) {
+			d.held = append(d.held, buf[len(buf)-k:]...)
+			buf = buf[:len(buf)-k]
+			break
+		}
+	}
+	return buf
 }
 
 // nonblocking puts the master's description (shared with the caller's

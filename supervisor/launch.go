@@ -250,7 +250,7 @@ func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io
 		// implements, and UTF-8 output.
 		env["TERM"], env["LANG"] = ptyTERM, ptyLANG
 		if req.ReadyMarker {
-			env[envReadyMarker] = readyMarker(req.RunID)
+			env[envReadyMarker] = req.readyMarker
 		}
 		io = stdio{}
 	}

@@ -398,11 +398,14 @@ func TestPTYForkBomb(t *testing.T) {
 }
 
 // TestPTYReadyMarker: upstream's opt-in readiness marker closes epochs
-// instead of quiesce; typed text that could echo it is refused before
-// anything starts, even split across inputs.
+// instead of quiesce. Its token is random per run and the marker never
+// reaches the screen or the transcript, so input echo cannot forge it
+// (the review's forgeries by XOFF/XON and by ^R reprint are moot) and two
+// runs give the same bytes. Typed text holding the marker's prefix is
+// refused before anything starts, even split across inputs.
 func TestPTYReadyMarker(t *testing.T) {
 	needSandbox(t)
-	script := `printf '%s\n' "$TERMVERIFY_READY_MARKER"; while read x; do echo "got $x"; sleep 0.1; printf '%s\n' "$TERMVERIFY_READY_MARKER"; done`
+	script := `printf '%s\n' "$TERMVERIFY_READY_MARKER"; while read x; do echo "got $x"; sleep 0.1; printf 'A%sB\n' "$TERMVERIFY_READY_MARKER"; done`
 	req := shRequest(t, script,
 		`{"kind":"input.text","payload":{"text":"abc\n"}}`,
 		`{"kind":"input.stop","payload":{}}`)
@@ -415,13 +418,16 @@ func TestPTYReadyMarker(t *testing.T) {
 	if len(obs) != 3 {
 		t.Fatalf("%d observations, want readiness, the epoch, the exit\n%s", len(obs), o.data)
 	}
-	marker := readyMarker(req.RunID)
-	if got := frameLines(t, obs[0]); got[0] != marker {
-		t.Errorf("readiness frame %q, want the marker first", got)
+	if bytes.Contains(o.data, []byte("termverify.ready")) {
+		t.Errorf("the marker reached the transcript:\n%s", o.data)
 	}
-	// The epoch closed at the marker printed after the answer.
-	if got := strings.Join(frameLines(t, obs[1]), "|"); !strings.Contains(got, "got abc|"+marker) {
-		t.Errorf("epoch frame %q, want the answer and then the marker", got)
+	// The epoch closed at the marker printed after the answer, which the
+	// screen shows without it.
+	if got := strings.Join(frameLines(t, obs[1]), "|"); !strings.Contains(got, "got abc|AB") {
+		t.Errorf("epoch frame %q, want the answer and then AB (the marker taken out)", got)
+	}
+	if again := runCase(t, req); !bytes.Equal(o.data, again.data) {
+		t.Errorf("two runs differ:\n%s\n---\n%s", o.data, again.data)
 	}
 
 	for _, tc := range []struct {

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +100,7 @@ type ptyProc interface {
 // newPTYConn drives the terminal of a started sandbox (Spec.Terminal).
 // The tasks quiesce judges are those of the sandbox's PID namespace,
 // which exists even where no cgroup can be made.
-func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration) (*ptyConn, error) {
+func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	master := box.Console()
 	if master == nil {
 		return nil, errors.New("the sandbox has no terminal")
@@ -112,7 +114,7 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 		return nil, err
 	}
 	tasks := func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) }
-	c, err := newTerminalConn(ctx, box, master, slave, tasks, size, epoch)
+	c, err := newTerminalConn(ctx, box, master, slave, tasks, size, epoch, marker)
 	if err != nil {
 		_ = slave.Close()
 	}
@@ -121,7 +123,8 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 
 // newTerminalConn drives a program on the terminal of master and slave
 // (the conn owns slave from now on; master stays the caller's).
-func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration) (*ptyConn, error) {
+// A marker (Request.ReadyMarker) closes epochs instead of quiesce.
+func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	drv, err := ptydrive.New(master, slave, ptydrive.Config{
 		Cols: int(size.Columns), Rows: int(size.Rows),
 		// The frame is the screen: no scrollback is kept (its memory per
@@ -133,12 +136,13 @@ func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tas
 		// so no more is kept than shows that.
 		OutputBudget:  canon.MaxStringBytes + 1,
 		EndOnOverflow: true,
+		Marker:        marker,
 	})
 	if err != nil {
 		return nil, err
 	}
 	c := &ptyConn{ctx: ctx, proc: p, drv: drv, slave: slave, exited: make(chan struct{}),
-		grace: min(maxStopGrace, epoch/2)}
+		grace: min(maxStopGrace, epoch/2), marker: marker}
 	go func() {
 		// Wait may be called concurrently with the session's; it returns
 		// once everything on the terminal has ended, which the run's
@@ -201,7 +205,7 @@ func (c *ptyConn) opContext() (context.Context, context.CancelFunc) {
 }
 
 // readyPrefix starts upstream's readiness marker; the marker of a run is
-// readyPrefix + its run id + readySuffix.
+// readyPrefix + a token + readySuffix.
 const (
 	readyPrefix = "<<termverify.ready:"
 	readySuffix = ">>"
@@ -211,9 +215,18 @@ const (
 // prints when it waits for input (Request.ReadyMarker).
 const envReadyMarker = "TERMVERIFY_READY_MARKER"
 
-// readyMarker is the run's marker: deterministic (the run id), so that
-// transcripts of the same run stay byte-identical.
-func readyMarker(runID string) string { return readyPrefix + runID + readySuffix }
+// newReadyMarker makes a run's marker with a random 128-bit token: only
+// the program, which is given it, can print it — input echo cannot forge
+// what the script's author does not know. The driver takes it out of the
+// output, so transcripts never hold it and stay byte-identical from run
+// to run.
+func newReadyMarker() (string, error) {
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return "", fmt.Errorf("readiness marker: %w", err)
+	}
+	return readyPrefix + hex.EncodeToString(token[:]) + readySuffix, nil
+}
 
 // errProgramEnded is the cause of a write's context when the program
 // ended before its input was written.
@@ -378,7 +391,7 @@ func (c *ptyConn) next() (control.Message, int, error) {
 	var st ptydrive.Settled
 	var err error
 	if c.marker != nil {
-		st, err = c.drv.SettleOnMarker(ctx, c.exited, c.marker)
+		st, err = c.drv.SettleOnMarker(ctx, c.exited)
 	} else {
 		st, err = c.drv.Settle(ctx, c.exited)
 	}
@@ -387,7 +400,11 @@ func (c *ptyConn) next() (control.Message, int, error) {
 		// The deadline (or the run's end): say what quiesce last saw, as
 		// the backstop for what it cannot see, then fail.
 		c.err = os.ErrDeadlineExceeded
-		return ptyDiagnostic(DiagNotWaiting, "the program was not waiting for input when the deadline came: "+st.Why, nil), 0, nil
+		when := "when the deadline came"
+		if _, interrupted := errors.AsType[*Interrupted](context.Cause(ctx)); interrupted {
+			when = "when the run was interrupted"
+		}
+		return ptyDiagnostic(DiagNotWaiting, "the program was not waiting for input "+when+": "+st.Why, nil), 0, nil
 	case err != nil:
 		return nil, 0, &terminalError{failure: FailureTerminal, err: err}
 	case st.Exited:

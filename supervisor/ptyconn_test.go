@@ -73,7 +73,7 @@ func outputWhileIdle(t *testing.T, idle transcript.Input, echo string) {
 		t.Fatal(err)
 	}
 	tasks := func() ([]int, error) { return quiesce.ProcessTree(cmd.Process.Pid) }
-	c, err := newTerminalConn(context.Background(), p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second)
+	c, err := newTerminalConn(context.Background(), p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

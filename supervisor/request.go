@@ -72,11 +72,14 @@ type Request struct {
 	// terminal receipt is refused (run.unsupported).
 	PTY bool
 	// ReadyMarker (PTY mode only) closes an epoch when the program prints
-	// upstream's readiness marker, <<termverify.ready:RUN_ID>>, given to
-	// it in TERMVERIFY_READY_MARKER, instead of by quiesce. The marker is
-	// forgeable by input echo, so input text that could make it is
-	// refused before anything starts.
+	// upstream's readiness marker, <<termverify.ready:TOKEN>>, given to it
+	// in TERMVERIFY_READY_MARKER, instead of by quiesce. The token is
+	// random per run (input echo cannot forge it) and the marker is taken
+	// out of the output (transcripts never hold it); input text holding
+	// the marker's prefix is refused before anything starts, as upstream
+	// refuses it.
 	ReadyMarker bool
+	readyMarker string // this run's marker, made by prepare
 
 	Args   []string          // the subject's argv, resolved inside the sandbox
 	Roots  map[string]string // root_id → host directory (--root ID=DIR)
@@ -211,6 +214,11 @@ func (r *Request) prepare() error {
 		if err := checkNoMarker(r.Inputs); err != nil {
 			return &UsageError{Err: err}
 		}
+		m, err := newReadyMarker()
+		if err != nil {
+			return err
+		}
+		r.readyMarker = m
 	}
 	inputs, err := checkScript(r.Inputs, !r.Replay, InputKinds(r.PTY))
 	if err != nil {

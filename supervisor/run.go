@@ -159,11 +159,12 @@ func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, 
 	if !req.PTY {
 		return newPipeConn(ctx, &p.io), nil
 	}
-	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch)
+	var marker []byte
+	if req.ReadyMarker {
+		marker = []byte(req.readyMarker)
+	}
+	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch, marker)
 	if err == nil {
-		if req.ReadyMarker {
-			c.marker = []byte(readyMarker(req.RunID))
-		}
 		return c, nil
 	}
 	_ = box.Kill()
