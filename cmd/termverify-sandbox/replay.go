@@ -12,6 +12,7 @@ import (
 	"github.com/termverify/termverify-sandbox/compare"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
+	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -126,6 +127,18 @@ func unsendable(t *transcript.Transcript, kinds []string) string {
 	return strings.Join(found, ", ")
 }
 
+// ptyRecorded reports whether the source was recorded in PTY mode: its
+// terminal receipt is os by the sandbox's pty. A replay in the other mode
+// would diverge at every observation, having compared nothing useful.
+func ptyRecorded(t *transcript.Transcript) bool {
+	for _, r := range t.Receipts() {
+		if r.Constraint == receipts.Terminal {
+			return r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY
+		}
+	}
+	return false
+}
+
 // replayRequest builds the replay's request from the source and the flags.
 func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) (supervisor.Request, error) {
 	var req supervisor.Request
@@ -134,6 +147,10 @@ func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) 
 	}
 	if o.transcript == "-" {
 		return req, errors.New("--transcript: give a file; replay prints its verdict on stdout and reads the new transcript back to compare it")
+	}
+	if recorded := ptyRecorded(src); recorded != o.pty {
+		mode := map[bool]string{true: "in PTY mode (its terminal receipt names the sandbox's pty): replay it with --pty", false: "over control/v1: replay it without --pty"}[recorded]
+		return req, fmt.Errorf("the source was recorded %s; nothing was started", mode)
 	}
 	kinds := supervisor.InputKinds(o.pty)
 	if bad := unsendable(src, kinds); bad != "" {

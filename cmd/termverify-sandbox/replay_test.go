@@ -330,4 +330,15 @@ func TestReplayPTY(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "--pty") {
 		t.Errorf("replay without --pty: exit %d\n%s", code, stderr)
 	}
+	// A control transcript replayed with --pty is refused the same way.
+	ctl := filepath.Join(dir, "control-source.jsonl")
+	if _, stderr, code := run(t, exec.Command(bin, "run", "--request", "../../examples/request.json", "--inputs", "../../examples/inputs.jsonl",
+		"--root", "app="+echoSubjectRoot(t), "--transcript", ctl, "--", "./echo-subject")); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = run(t, exec.Command(bin, "replay", ctl, "--pty", "--root", "app="+root,
+		"--transcript", filepath.Join(dir, "pty.jsonl"), "--", "/bin/cat"))
+	if code != exitUsage || !strings.Contains(stderr, "without --pty") {
+		t.Errorf("replay --pty of a control transcript: exit %d\n%s", code, stderr)
+	}
 }
