@@ -322,45 +322,10 @@ func (s *scanner) count(b []byte) (string, bool) {
 // ±(2^53 − 1), or any other number finite as a double.
 func (s *scanner) number() bool {
 	b := s.line
-	start, i := s.pos, s.pos
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
+	start := s.pos
+	i, integer, why := canon.ScanNumber(b, start)
+	if why != "" {
 		return false
-	}
-	integer := true
-	if i < len(b) && b[i] == '.' {
-		integer = false
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		integer = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
 	}
 	lit := unsafe.String(unsafe.SliceData(b[start:i]), i-start)
 	s.pos = i

@@ -672,11 +672,13 @@ func hex4(b []byte, i int) (r rune, lower, ok bool) {
 	return r, lower, true
 }
 
-// number scans an RFC 8259 number at d.pos.
-func (d *decoder) number() (Value, error) {
-	start := d.pos
-	i := d.pos
-	b := d.data
+// ScanNumber scans the RFC 8259 number grammar in b from i. It returns
+// the index just after the number and whether it is an integer (no
+// fraction, no exponent); when the grammar is broken, why says how ("" for
+// a number) and end is where it broke. The decoder and the transcript
+// package's tree-free scanner share it, so that they agree on what a
+// number is.
+func ScanNumber(b []byte, i int) (end int, integer bool, why string) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -684,25 +686,18 @@ func (d *decoder) number() (Value, error) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = skipDigits(b, i)
 	default:
-		d.pos = i
-		return Value{}, d.errf(RuleSyntax, "invalid number")
+		return i, false, "invalid number"
 	}
-	integer := true
+	integer = true
 	if i < len(b) && b[i] == '.' {
 		integer = false
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return j, false, "invalid number: no digits after '.'"
 		}
-		if i == j {
-			d.pos = i
-			return Value{}, d.errf(RuleSyntax, "invalid number: no digits after '.'")
-		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		integer = false
@@ -710,14 +705,31 @@ func (d *decoder) number() (Value, error) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
+		j := skipDigits(b, i)
+		if j == i {
+			return j, false, "invalid number: no digits in exponent"
 		}
-		if i == j {
-			d.pos = i
-			return Value{}, d.errf(RuleSyntax, "invalid number: no digits in exponent")
-		}
+		i = j
+	}
+	return i, integer, ""
+}
+
+// skipDigits returns the index of the first byte from i on that is not
+// an ASCII digit.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// number scans an RFC 8259 number at d.pos.
+func (d *decoder) number() (Value, error) {
+	start := d.pos
+	i, integer, why := ScanNumber(d.data, start)
+	if why != "" {
+		d.pos = i
+		return Value{}, d.errf(RuleSyntax, "%s", why)
 	}
 	lit := d.src[start:i]
 	if integer {
