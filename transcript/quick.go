@@ -414,16 +414,14 @@ func (q *quickDecoder) array(depth int, p place) (canon.Value, bool) {
 		q.pos++
 		return canon.Value{Kind: canon.Array, Items: []canon.Value{}}, true
 	}
-	in := inNone
-	if p == inEvents {
-		in = inEvent
-	}
 	base := len(q.items)
 	for {
 		if len(q.items)-base == canon.MaxItems {
 			return canon.Value{}, false
 		}
-		v, ok := q.value(depth+1, in)
+		// The typed arrays (an observation's events among them) went to
+		// checkArray: the items here have no place of their own.
+		v, ok := q.value(depth+1, inNone)
 		if !ok || q.pos >= len(q.line) {
 			return canon.Value{}, false
 		}
