@@ -452,12 +452,13 @@ func (c *ptyConn) notes(out ptydrive.Output) []control.Message {
 			details{}.num("bytes", n-c.replies).value()))
 		c.replies = n
 	}
-	scr := c.drv.Screen()
+	// The emulator's size, not its Screen: the observation builds that.
+	ec, er := c.drv.Emulator().Size()
 	// Said once per size the program sets, not at every epoch after.
-	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != scr.Cols || rows != scr.Rows) && c.sizeSaid != [2]int{cols, rows} {
+	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != ec || rows != er) && c.sizeSaid != [2]int{cols, rows} {
 		c.sizeSaid = [2]int{cols, rows}
 		d = append(d, ptyDiagnostic(DiagSizeChanged,
-			fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, scr.Cols, scr.Rows),
+			fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, ec, er),
 			details{}.num("columns", int64(cols)).num("rows", int64(rows)).value()))
 	}
 	return d
