@@ -3,9 +3,12 @@
 # termverify.control/v1 subject (examples/upstream-subject) and 100 text
 # inputs, as the issue measured it. Three variants interleaved, ROUNDS
 # rounds (default 15): the subject bare, fed the same 102 lines from a
-# file (session.hello, the 100 inputs, input.stop); `run` sandboxed;
-# `run --isolation none`. Prints the medians, the ratios to bare and the
-# targets (sandboxed <= 2x bare, none <= 1.3x). Needs root for the os tier.
+# file (session.hello, the 100 inputs, input.stop); the same lines fed in
+# lockstep by scripts/lockstep (one reply awaited per line, as a
+# supervisor must: the floor of any driver, with nothing of ours); `run`
+# sandboxed; `run --isolation none`. Prints the medians, the ratios to
+# bare and the targets (sandboxed <= 2x bare, none <= 1.3x), and what each
+# run costs beyond the lockstep floor. Needs root for the os tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +19,9 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "bench: $PY missing (the sandbox binds the host's /usr)" >&2; exit 2; }
 
 work=$(mktemp -d)
+LOCKSTEP="$work/lockstep"
+# Built as a plain Go program (no cgo): the least a Go driver can be.
+CGO_ENABLED=0 go build -trimpath -o "$LOCKSTEP" ./scripts/lockstep
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
 mkdir -p "$root"
@@ -40,10 +46,12 @@ ms() { # ms CMD...: wall time of one execution, in µs
 run() { "$BIN" run --request examples/request.json --inputs "$work/inputs.jsonl" --root app="$root" \
 	--isolation "$1" --transcript "$work/t.jsonl" -- "$PY" subject.py; }
 bare() { (cd "$root" && TERMVERIFY_FS_ROOT="$root" "$PY" subject.py <"$work/bare.in"); }
+lockstep() { (cd "$root" && TERMVERIFY_FS_ROOT="$root" "$LOCKSTEP" "$work/bare.in" "$PY" subject.py); }
 
 # Each variant once, checked: the bare subject answers every line, runs finish.
 lines=$(bare | wc -l)
 [ "$lines" -ge 102 ] || { echo "bench: the bare subject wrote $lines lines, want >= 102" >&2; exit 1; }
+lockstep || { echo "bench: the lockstep driver failed" >&2; exit 1; }
 for iso in os none; do
 	run "$iso" >/dev/null 2>&1 || { echo "bench: run --isolation $iso failed" >&2; exit 1; }
 done
@@ -51,11 +59,14 @@ done
 echo "issue 12 whole run: Python upstream subject, 100 text inputs, $ROUNDS interleaved rounds, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 0; r < ROUNDS; r++)); do
 	echo "bare $(ms bare)"
+	echo "lockstep $(ms lockstep)"
 	echo "os $(ms run os)"
 	echo "none $(ms run none)"
 done >"$work/times"
 med() { awk -v v="$1" '$1 == v {print $2}' "$work/times" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
-b=$(med bare) o=$(med os) n=$(med none)
-printf '   %-34s %8s ms\n' "subject bare, 102 lines from a file" "$b" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n"
-awk -v b="$b" -v o="$o" -v n="$n" 'BEGIN {printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3)\n", o/b, n/b}'
+b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none)
+printf '   %-38s %8s ms\n' "subject bare, 102 lines from a file" "$b" "lockstep floor (scripts/lockstep)" "$l" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n"
+awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" 'BEGIN {
+	printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3), lockstep/bare %.2fx\n", o/b, n/b, l/b
+	printf "   beyond the lockstep floor: sandboxed +%.1f ms, none +%.1f ms\n", o-l, n-l }'
 echo "   load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
