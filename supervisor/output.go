@@ -37,6 +37,12 @@ type output struct {
 	done bool
 }
 
+// outputBuffer is the write buffer of a transcript or evidence file. Small
+// on purpose: each page of it is touched fresh once (a page fault, ~17 µs
+// on the development VM), while a write(2) of 32 KiB costs far less than
+// the eight faults it saves (docs/SUPERVISOR.md, "Memory bound under a flood").
+const outputBuffer = 32 << 10
+
 // openOutput opens dst for writing, or returns an output to w when dst is
 // nil. The output does not own dst.
 func openOutput(dst *outDir, w io.Writer) (*output, error) {
@@ -46,7 +52,7 @@ func openOutput(dst *outDir, w io.Writer) (*output, error) {
 	fd, err := unix.Openat(dst.fd(), ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 	if err == nil {
 		f := os.NewFile(uintptr(fd), dst.path)
-		return &output{dst: dst, file: f, buf: bufio.NewWriterSize(f, 256<<10)}, nil
+		return &output{dst: dst, file: f, buf: bufio.NewWriterSize(f, outputBuffer)}, nil
 	}
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
 		return nil, fmt.Errorf("write %s: %w", dst.path, os.NewSyscallError("openat O_TMPFILE", err))
@@ -75,7 +81,7 @@ func openNamedTemp(dst *outDir) (*output, error) {
 			return nil, fmt.Errorf("write %s: %w", dst.path, os.NewSyscallError("fstat", err))
 		}
 		f := os.NewFile(uintptr(fd), dst.path)
-		return &output{dst: dst, file: f, temp: name, dev: st.Dev, ino: st.Ino, buf: bufio.NewWriterSize(f, 256<<10)}, nil
+		return &output{dst: dst, file: f, temp: name, dev: st.Dev, ino: st.Ino, buf: bufio.NewWriterSize(f, outputBuffer)}, nil
 	}
 	return nil, fmt.Errorf("write %s: no free temporary name", dst.path)
 }
