@@ -6,9 +6,14 @@
 # file (session.hello, the 100 inputs, input.stop); the same lines fed in
 # lockstep by scripts/lockstep (one reply awaited per line, as a
 # supervisor must: the floor of any driver, with nothing of ours); `run`
-# sandboxed; `run --isolation none`. Prints the medians, the ratios to
-# bare and the targets (sandboxed <= 2x bare, none <= 1.3x), and what each
-# run costs beyond the lockstep floor. Needs root for the os tier.
+# sandboxed; `run --isolation none`; and two process starts, to price
+# the start of our binary (it links libcontainer) against a small Go
+# program's: `termverify-sandbox --version` and scripts/lockstep with no
+# arguments (usage, exit 2). Prints the medians, the ratios to bare and
+# the targets (sandboxed <= 2x bare, none <= 1.3x), what each run costs
+# beyond the lockstep floor, and the floor of `--isolation none` for any
+# driver shipped in this binary (lockstep + the start difference). Needs
+# root for the os tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,11 +67,15 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "lockstep $(ms lockstep)"
 	echo "os $(ms run os)"
 	echo "none $(ms run none)"
+	echo "startours $(ms "$BIN" --version)"
+	echo "startgo $(ms "$LOCKSTEP")"
 done >"$work/times"
 med() { awk -v v="$1" '$1 == v {print $2}' "$work/times" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
-b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none)
-printf '   %-38s %8s ms\n' "subject bare, 102 lines from a file" "$b" "lockstep floor (scripts/lockstep)" "$l" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n"
-awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" 'BEGIN {
+b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none) so=$(med startours) sg=$(med startgo)
+printf '   %-42s %8s ms\n' "subject bare, 102 lines from a file" "$b" "lockstep floor (scripts/lockstep)" "$l" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n" \
+	"start+exit: termverify-sandbox --version" "$so" "start+exit: small Go program" "$sg"
+awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" -v so="$so" -v sg="$sg" 'BEGIN {
 	printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3), lockstep/bare %.2fx\n", o/b, n/b, l/b
-	printf "   beyond the lockstep floor: sandboxed +%.1f ms, none +%.1f ms\n", o-l, n-l }'
+	printf "   beyond the lockstep floor: sandboxed +%.1f ms, none +%.1f ms\n", o-l, n-l
+	printf "   floor of none in this binary: lockstep + start difference = %.1f ms = %.2fx bare\n", l+so-sg, (l+so-sg)/b }'
 echo "   load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
