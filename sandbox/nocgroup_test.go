@@ -28,6 +28,20 @@ const containerEnv = "TVS_TEST_CONTAINER_SETUP"
 // its failures fail this test, its skip skips it.
 func reexecIn(t *testing.T, test string, roCgroup bool, setpriv ...string) {
 	t.Helper()
+	script := ""
+	if roCgroup {
+		script = `set -e
+for d in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do mount -o remount,bind,ro "$d"; done
+touch /sys/fs/cgroup/memory/tvs-probe 2>/dev/null && { echo "cgroupfs still writable"; exit 3; }
+exec "$@"`
+	}
+	reexecWith(t, test, script, setpriv...)
+}
+
+// reexecWith is reexecIn with the mount namespace's set-up given as a
+// shell script (it ends by exec'ing "$@"; none when empty).
+func reexecWith(t *testing.T, test, script string, setpriv ...string) {
+	t.Helper()
 	sandboxtest.RequireRoot(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -41,15 +55,11 @@ func reexecIn(t *testing.T, test string, roCgroup bool, setpriv ...string) {
 		}
 		args = append(append([]string{sp}, setpriv...), args...)
 	}
-	if roCgroup {
+	if script != "" {
 		un, err := exec.LookPath("unshare")
 		if err != nil {
 			t.Skipf("unshare (util-linux) not found: %v", err)
 		}
-		script := `set -e
-for d in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do mount -o remount,bind,ro "$d"; done
-touch /sys/fs/cgroup/memory/tvs-probe 2>/dev/null && { echo "cgroupfs still writable"; exit 3; }
-exec "$@"`
 		args = append([]string{un, "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh"}, args...)
 	}
 	runChild(t, exec.Command(args[0], args[1:]...), "")
@@ -235,6 +245,9 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 		if m, _ := sb.Applied().Mechanism("cgroup"); m.Applied || m.Reason != "cgroup-read-only" {
 			t.Errorf("cgroup: %+v, want not applied, cgroup-read-only", m)
 		}
+		if e := sb.Evidence(); !strings.Contains(e.CgroupError, "EROFS (cgroup-read-only)") || len(e.CgroupPaths) != 0 {
+			t.Errorf("evidence cgroup error %q paths %v, want EROFS and no paths", e.CgroupError, e.CgroupPaths)
+		}
 		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
 			t.Errorf("daemon survived the sandbox: %v", pids)
 		}
@@ -249,8 +262,11 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 			_ = sb.Destroy()
 			t.Fatal("started with --limits enforce and a read-only cgroupfs")
 		}
-		if !errors.Is(err, ErrLimitNotEnforced) {
-			t.Fatalf("start: %v, want ErrLimitNotEnforced", err)
+		if !errors.Is(err, ErrLimitNotEnforced) || !strings.Contains(err.Error(), "cgroup-read-only") || !strings.Contains(err.Error(), "EROFS") {
+			t.Fatalf("start: %v, want ErrLimitNotEnforced naming cgroup-read-only and EROFS", err)
+		}
+		if id := FailedID(err); id == "" || len(sandboxtest.CgroupsOf(id)) != 0 {
+			t.Errorf("failed start %q left cgroups %v", id, sandboxtest.CgroupsOf(id))
 		}
 	})
 	t.Run("probe", func(t *testing.T) {

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+)
+
+// TestDirectReaperInCgroup: as root, isolation none's reaper is in the
+// sandbox's cgroup in every hierarchy it was made in before it forks the
+// subject. The subject, at its start, finds itself and its parent (the
+// reaper) there: a subject released before the reaper joined would start
+// in the supervisor's cgroups, outside its limits.
+func TestDirectReaperInCgroup(t *testing.T) {
+	f := directFixture(t)
+	script := `cat /proc/self/cgroup; echo "ppid $PPID"; cat /proc/$PPID/cgroup`
+	ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, "/bin/sh", "-c", script), 20*time.Second)
+	if ex.ShellStatus() != 0 {
+		t.Fatalf("exit %+v stderr %q", ex, stderr)
+	}
+	if m, _ := sb.Applied().Mechanism("cgroup"); !m.Applied {
+		t.Fatalf("cgroup: %+v, want applied", m)
+	}
+	e := sb.Evidence()
+	for _, ctrl := range []string{"pids", "memory"} {
+		if _, ok := e.CgroupPaths[ctrl]; !ok {
+			t.Errorf("evidence cgroup paths %v: no %s", e.CgroupPaths, ctrl)
+		}
+	}
+	own, reaper, ok := strings.Cut(out, "\nppid "+strconv.Itoa(e.InitPID)+"\n")
+	if !ok {
+		t.Fatalf("output %q: the subject's parent is not the reaper %d", out, e.InitPID)
+	}
+	want := "/" + cgroupParent + "/" + sb.ID()
+	for name, table := range map[string]string{"subject": own, "reaper": reaper} {
+		for ctrl := range e.CgroupPaths {
+			if ctrl == "devices" {
+				continue // SkipDevices: never made
+			}
+			if got := cgroupLine(table, ctrl); !strings.HasSuffix(got, want) {
+				t.Errorf("%s's %q cgroup is %q, want .../%s\n%s", name, ctrl, got, want, table)
+			}
+		}
+	}
+}
+
+// cgroupLine is the cgroup path of hierarchy ctrl ("" for the unified
+// one, "name=systemd" as named) in a /proc/<pid>/cgroup table.
+func cgroupLine(table, ctrl string) string {
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if ctrl == "" && f[1] == "" {
+			return f[2]
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c != "" && c == ctrl {
+				return f[2]
+			}
+		}
+	}
+	return ""
+}
+
+// TestUndelegatedCgroupfs is TestReadOnlyCgroupfs's other case: a
+// cgroupfs that is mounted writable but whose directories root may not
+// write (a hierarchy not delegated to a container's root: owned by a
+// host uid that root there does not override). Simulated by a 0555 tmpfs
+// over the sandboxes' parent cgroup in every hierarchy, in a mount
+// namespace of the test's own, and a root without CAP_DAC_OVERRIDE.
+// Isolation none must run without a cgroup, say cgroup-not-writable with
+// the path and errno, and refuse with --limits enforce.
+func TestUndelegatedCgroupfs(t *testing.T) {
+	if os.Getenv(containerEnv) == "" {
+		reexecWith(t, "TestUndelegatedCgroupfs", undelegatedScript,
+			"--inh-caps=-dac_override", "--ambient-caps=-all", "--bounding-set=-dac_override")
+		return
+	}
+	if eff, err := ownCapEff(); err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_DAC_OVERRIDE) != 0 {
+		t.Fatalf("setup: euid %d CapEff %x (%v)", os.Geteuid(), eff, err)
+	}
+	t.Run("none", func(t *testing.T) {
+		f := directFixture(t)
+		marker := sandboxtest.SleepMarker(9)
+		ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, daemonScript(marker)...), 20*time.Second)
+		if ex.ShellStatus() != 0 {
+			t.Fatalf("exit %+v stderr %q", ex, stderr)
+		}
+		if e := sb.Evidence(); out != itoa(e.UID) || !inSandboxIDRange(e.UID) {
+			t.Errorf("subject uid %q, evidence uid %d: want the sandbox's own", out, e.UID)
+		}
+		if m, _ := sb.Applied().Mechanism("cgroup"); m.Applied || m.Reason != "cgroup-not-writable" {
+			t.Errorf("cgroup: %+v, want not applied, cgroup-not-writable", m)
+		}
+		if e := sb.Evidence(); !strings.Contains(e.CgroupError, "EACCES (cgroup-not-writable)") || len(e.CgroupPaths) != 0 {
+			t.Errorf("evidence cgroup error %q paths %v, want EACCES and no paths", e.CgroupError, e.CgroupPaths)
+		}
+		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
+			t.Errorf("daemon survived the sandbox: %v", pids)
+		}
+	})
+	t.Run("none enforce", func(t *testing.T) {
+		f := directFixture(t)
+		spec := f.isoSpec(IsolationNone, "/bin/true")
+		spec.Limits.Enforce = true
+		sb, err := Start(context.Background(), spec)
+		if err == nil {
+			_ = sb.Destroy()
+			t.Fatal("started with --limits enforce and an undelegated cgroupfs")
+		}
+		if !errors.Is(err, ErrLimitNotEnforced) || !strings.Contains(err.Error(), "cgroup-not-writable") || !strings.Contains(err.Error(), "EACCES") {
+			t.Fatalf("start: %v, want ErrLimitNotEnforced naming cgroup-not-writable and EACCES", err)
+		}
+		if id := FailedID(err); id == "" || len(sandboxtest.CgroupsOf(id)) != 0 {
+			t.Errorf("failed start %q left cgroups %v", id, sandboxtest.CgroupsOf(id))
+		}
+	})
+}
+
+// undelegatedScript mounts a 0555 tmpfs over termverify-sandbox under
+// our own cgroup in every hierarchy (see TestUndelegatedCgroupfs).
+const undelegatedScript = `set -e
+while IFS=: read -r _ ctrls path; do
+	case "$ctrls" in
+	"") dir=/sys/fs/cgroup/unified; [ -d "$dir" ] || dir=/sys/fs/cgroup ;;
+	name=*) dir=/sys/fs/cgroup/${ctrls#name=} ;;
+	*) dir=/sys/fs/cgroup/${ctrls%%,*} ;;
+	esac
+	[ -d "$dir" ] || continue
+	d="$dir${path%/}/termverify-sandbox"
+	mkdir -p "$d"
+	mount -t tmpfs -o mode=0555 tvs-undelegated "$d"
+done </proc/self/cgroup
+exec "$@"`
