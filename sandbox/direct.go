@@ -135,10 +135,14 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			// Best-effort: a read-only or undelegated cgroupfs (normal
 			// in containers) leaves the subreaper and the process group
 			// to end the tree, and the limits unenforced, said so.
-			sb.cg = probeCgroupAccess(sb.id)
-			var err error
+			paths, err := sandboxCgroupPaths(sb.id)
+			if err != nil {
+				sb.cg = noCgroup(err)
+			} else {
+				sb.cg = probeCgroupPaths(paths)
+			}
 			if !sb.cg.any() {
-				err = d.joinCgroup(sb.id, s.Limits, pid)
+				err = d.joinCgroup(sb.id, s.Limits, pid, paths)
 				if err != nil && d.cg != nil {
 					_ = d.cg.Destroy()
 				}
@@ -278,8 +282,9 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-ch
 }
 
 // joinCgroup puts the parked reaper into a fresh cgroup (pids, memory,
-// optionally cpu) under our own, before it forks the subject.
-func (d *directRunner) joinCgroup(id string, l Limits, pid int) error {
+// optionally cpu) under our own, before it forks the subject. paths are
+// sandboxCgroupPaths(id).
+func (d *directRunner) joinCgroup(id string, l Limits, pid int, paths map[string]string) error {
 	r := &cgroups.Resources{SkipDevices: true}
 	if l.MemoryBytes > 0 {
 		r.Memory, r.MemorySwap = l.MemoryBytes, l.MemoryBytes
@@ -291,7 +296,7 @@ func (d *directRunner) joinCgroup(id string, l Limits, pid int) error {
 	if l.CPUs > 0 {
 		r.CpuPeriod, r.CpuQuota = 100000, int64(l.CPUs*100000+0.999999)
 	}
-	m, err := manager.New(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: r})
+	m, err := manager.NewWithPaths(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: r}, maps.Clone(paths))
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,10 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,18 +136,24 @@ func (a cgroupAccess) reason(ctrl string) string {
 // paths libcontainer's manager computes), the nearest existing directory
 // of each and whether it can be written. It creates nothing.
 func probeCgroupAccess(id string) cgroupAccess {
-	m, err := manager.New(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: &cgroups.Resources{SkipDevices: true}})
+	paths, err := sandboxCgroupPaths(id)
 	if err != nil {
-		return cgroupAccess{denied: map[string]string{"": "no-cgroup"}, detail: "cgroup manager: " + err.Error()}
+		return noCgroup(err)
 	}
-	paths := m.GetPaths()
+	return probeCgroupPaths(paths)
+}
+
+// noCgroup is the access verdict when the cgroup's paths cannot even be
+// computed (no cgroup mount).
+func noCgroup(err error) cgroupAccess {
+	return cgroupAccess{denied: map[string]string{"": "no-cgroup"}, detail: "cgroup manager: " + err.Error()}
+}
+
+// probeCgroupPaths is probeCgroupAccess for paths already computed
+// (sandboxCgroupPaths).
+func probeCgroupPaths(paths map[string]string) cgroupAccess {
 	a := cgroupAccess{}
-	names := make([]string, 0, len(paths))
-	for k := range paths {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, ctrl := range names {
+	for _, ctrl := range slices.Sorted(maps.Keys(paths)) {
 		dir := paths[ctrl]
 		for {
 			if _, err := os.Stat(dir); err == nil {
@@ -175,6 +182,75 @@ func probeCgroupAccess(id string) cgroupAccess {
 		}
 	}
 	return a
+}
+
+// v1Subsystems are the hierarchies in which libcontainer's fs manager
+// makes a cgroup, in its order (fs.subsystems, unexported); on the hybrid
+// layout the unified hierarchy ("") is added. TestCgroupPathsAsManager
+// holds sandboxCgroupPaths equal to the manager's own.
+var v1Subsystems = []string{"cpuset", "devices", "memory", "cpu", "cpuacct", "pids", "blkio", "hugetlb",
+	"net_cls", "net_prio", "perf_event", "freezer", "rdma", "name=systemd", "misc"}
+
+// hybridMountpoint is where the hybrid layout mounts the unified
+// hierarchy (libcontainer's constant of the same name).
+const hybridMountpoint = "/sys/fs/cgroup/unified"
+
+// sandboxCgroupPaths is where sandbox id's cgroup is, or would be made,
+// in each hierarchy: exactly the paths libcontainer's manager.New
+// computes (for the fs manager on v1, keyed by subsystem; "" alone on
+// v2), which reads /proc/self/cgroup again for every subsystem, 16 times
+// on a hybrid host. Here it is read once; the cgroup mounts come from
+// libcontainer's cached mountinfo. Pass the result to
+// manager.NewWithPaths (a copy: Destroy empties the manager's map).
+func sandboxCgroupPaths(id string) (map[string]string, error) {
+	inner := cgroupParent + "/" + id
+	if cgroups.IsCgroup2UnifiedMode() {
+		// fs2 reads /proc/self/cgroup once already.
+		m, err := manager.New(&cgroups.Cgroup{Path: inner, Resources: &cgroups.Resources{SkipDevices: true}})
+		if err != nil {
+			return nil, err
+		}
+		return m.GetPaths(), nil
+	}
+	own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	names := v1Subsystems
+	if cgroups.IsCgroup2HybridMode() {
+		names = append(slices.Clip(names), "")
+	}
+	paths := make(map[string]string, len(names))
+	for _, name := range names {
+		// libcontainer's GetOwnCgroupPath, without the file read.
+		cg, ok := own[name]
+		if !ok {
+			cg, ok = own[cgroups.CgroupNamePrefix+name]
+		}
+		if !ok {
+			continue // not on this host: the manager skips it too
+		}
+		if name == "" {
+			paths[name] = filepath.Join(hybridMountpoint, inner)
+			continue
+		}
+		mnt, root, err := cgroups.FindCgroupMountpointAndRoot("", name)
+		if cgroups.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, cg)
+		if err != nil {
+			return nil, err
+		}
+		paths[name] = filepath.Join(mnt, rel, inner)
+	}
+	if len(paths) == 0 {
+		return nil, errors.New("no cgroup mount found in mountinfo")
+	}
+	return paths, nil
 }
 
 func errnoOf(err error) unix.Errno {
