@@ -45,8 +45,7 @@ import (
 type directRunner struct {
 	cmd     *exec.Cmd
 	live    *os.File          // our end of the liveness pipe (Sandbox.liveW)
-	cg      cgroups.Manager   // nil when not root
-	cgPaths map[string]string // a copy: the manager's own map changes in Destroy
+	cgPaths map[string]string // the cgroup Kill empties; nil when none was joined
 	killMu  sync.Mutex        // a Kill in progress finishes before Destroy removes the cgroup
 	waitErr error
 	state   *os.ProcessState
@@ -58,6 +57,26 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	ids, err := directIDs(s)
 	if err != nil {
 		return err // before anything runs
+	}
+	// As root the cgroup is made (probed, created with no process in it,
+	// its limits set) on a goroutine of its own while the reaper starts
+	// and confines itself; after verification only the move of the
+	// parked reaper into it is left. Its undo, registered here on Start's
+	// goroutine, first waits for that goroutine: a start that fails
+	// anywhere from here on, and Destroy, remove the cgroup once the
+	// reaper is gone.
+	var cgroupMade func() *directCgroup
+	if os.Geteuid() == 0 {
+		made := make(chan *directCgroup, 1)
+		lim, hook := s.Limits, s.hook
+		go func() { made <- makeDirectCgroup(sb.id, lim, hook) }()
+		cgroupMade = sync.OnceValue(func() *directCgroup { return <-made })
+		c.add(func() error {
+			if g := cgroupMade(); g.m != nil {
+				return g.m.Destroy()
+			}
+			return nil
+		})
 	}
 	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes)
 	if err != nil {
@@ -115,7 +134,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	}()
 	// From here on the reaper runs: Destroy (or Start's release on
 	// failure) kills and reaps it before it undoes anything else, the
-	// cgroup below included.
+	// cgroup included.
 	sb.run = d
 	pid := cmd.Process.Pid
 	sb.evidence.InitPID = pid
@@ -126,38 +145,35 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	// will inherit is checked, the reaper placed in its cgroup, and only
 	// then is it released to fork the subject.
 	return sb.awaitSubject(func(ev reaperEvent) error {
+		s.hook(hookDirectParked, strconv.Itoa(pid))
 		if err := sb.verifyDirect(pid, ids, reportedCwd(ev), d.done); err != nil {
 			return err
 		}
 		sb.mark("verified")
 		limited := s.Limits.MemoryBytes > 0 || s.Limits.Pids > 0 || s.Limits.CPUs > 0
-		if os.Geteuid() == 0 {
+		if cgroupMade != nil {
 			// Best-effort: a read-only or undelegated cgroupfs (normal
 			// in containers) leaves the subreaper and the process group
 			// to end the tree, and the limits unenforced, said so.
-			paths, err := sandboxCgroupPaths(sb.id)
-			if err != nil {
-				sb.cg = noCgroup(err)
-			} else {
-				sb.cg = probeCgroupPaths(paths)
+			g := cgroupMade()
+			sb.cg = g.access
+			err := g.err
+			if err == nil && !sb.cg.any() {
+				// Kill empties it from now on, should the join stop
+				// half-way.
+				d.cgPaths = g.paths
+				err = g.join(pid)
 			}
-			if !sb.cg.any() {
-				err = d.joinCgroup(sb.id, s.Limits, pid, paths)
-				if err != nil && d.cg != nil {
-					_ = d.cg.Destroy()
-				}
-				if err != nil && !permissionError(err) {
-					return stepErr("cgroup", sb.id, err)
-				}
-				if err != nil {
-					sb.cg = cgroupAccess{denied: map[string]string{"": "cgroup-not-writable"}, detail: err.Error()}
-					if errors.Is(err, unix.EROFS) {
-						sb.cg.denied[""] = "cgroup-read-only"
-					}
+			if err != nil && !permissionError(err) {
+				return stepErr("cgroup", sb.id, err)
+			}
+			if err != nil {
+				sb.cg = cgroupAccess{denied: map[string]string{"": "cgroup-not-writable"}, detail: err.Error()}
+				if errors.Is(err, unix.EROFS) {
+					sb.cg.denied[""] = "cgroup-read-only"
 				}
 			}
 			if sb.cg.any() {
-				d.cg = nil
 				reason := sb.cg.reason(firstKey(sb.cg.denied))
 				sb.evidence.CgroupError = sb.cg.detail
 				sb.addMechanism("cgroup", false, reason)
@@ -165,9 +181,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 					return stepErr("limits", "cgroup", fmt.Errorf("%w: cgroup: %s: %s; %s", ErrLimitNotEnforced, reason, sb.cg.detail, cgroupHint))
 				}
 			} else {
-				c.add(d.cg.Destroy)
-				d.cgPaths = maps.Clone(d.cg.GetPaths())
-				sb.evidence.CgroupPaths = maps.Clone(d.cgPaths)
+				sb.evidence.CgroupPaths = maps.Clone(g.paths)
 				sb.addMechanism("cgroup", true, "ok")
 			}
 		} else {
@@ -281,10 +295,29 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-ch
 	return sb.verifyConfinement(st, false)
 }
 
-// joinCgroup puts the parked reaper into a fresh cgroup (pids, memory,
-// optionally cpu) under our own, before it forks the subject. paths are
-// sandboxCgroupPaths(id).
-func (d *directRunner) joinCgroup(id string, l Limits, pid int, paths map[string]string) error {
+// directCgroup is isolation none's cgroup as makeDirectCgroup left it.
+type directCgroup struct {
+	access cgroupAccess      // which directories the probe found cannot be made
+	m      cgroups.Manager   // the cgroup; nil when none is left to remove
+	paths  map[string]string // its directories (ours: Destroy empties the manager's)
+	err    error             // making it failed; not to be used
+}
+
+// makeDirectCgroup makes sandbox id's cgroup (pids, memory, optionally
+// cpu) under our own in every hierarchy, with l's limits and no process
+// in it, unless the probe finds it cannot be made. It runs concurrently
+// with the reaper's start; hook is Spec.hook.
+func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *directCgroup {
+	hook(hookDirectCgroup, id)
+	defer hook(hookDirectCgroupEnd, id)
+	paths, err := sandboxCgroupPaths(id)
+	if err != nil {
+		return &directCgroup{access: noCgroup(err)}
+	}
+	g := &directCgroup{access: probeCgroupPaths(paths)}
+	if g.access.any() {
+		return g
+	}
 	r := &cgroups.Resources{SkipDevices: true}
 	if l.MemoryBytes > 0 {
 		r.Memory, r.MemorySwap = l.MemoryBytes, l.MemoryBytes
@@ -298,13 +331,43 @@ func (d *directRunner) joinCgroup(id string, l Limits, pid int, paths map[string
 	}
 	m, err := manager.NewWithPaths(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: r}, maps.Clone(paths))
 	if err != nil {
-		return err
+		g.err = err
+		return g
 	}
-	d.cg = m
-	if err := m.Apply(pid); err != nil {
-		return err
+	// Apply(-1) makes the directories and moves no process.
+	if err = m.Apply(-1); err == nil {
+		err = m.Set(r)
 	}
-	return m.Set(r)
+	g.err = err
+	if err == nil || m.Destroy() != nil {
+		// Made, or not all removed: the undo in startDirect removes it.
+		g.m = m
+	}
+	g.paths = paths
+	return g
+}
+
+// join moves pid into the cgroup in every hierarchy the manager made it
+// in. The manager's Apply(pid) would do the same, but on directories that
+// exist it still stats each and reads and writes cpuset.cpus and
+// cpuset.mems up the tree again: about 0.6 ms against 0.25 ms for the
+// writes alone, on the critical path.
+func (g *directCgroup) join(pid int) error {
+	unified := cgroups.IsCgroup2UnifiedMode()
+	for _, name := range slices.Sorted(maps.Keys(g.paths)) {
+		if name == "devices" {
+			continue // SkipDevices: the manager never makes it
+		}
+		err := cgroups.WriteCgroupProc(g.paths[name], pid)
+		// Like libcontainer's named hierarchies (fs.NameGroup with Join),
+		// systemd's, misc and the hybrid layout's unified one are joined
+		// where possible.
+		optional := !unified && (name == "name=systemd" || name == "misc" || name == "")
+		if err != nil && !optional {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *directRunner) signal(sig unix.Signal) error { return d.cmd.Process.Signal(sig) }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,3 +145,101 @@ while IFS=: read -r _ ctrls path; do
 	mount -t tmpfs -o mode=0555 tvs-undelegated "$d"
 done </proc/self/cgroup
 exec "$@"`
+
+// TestDirectCgroupRemovedOnFailedStart: the direct runner's cgroup is
+// made while the reaper starts, before anything is verified. A start that
+// then fails verification must still join that work and remove the
+// cgroup before Start returns, whether the cgroup was ready when the
+// check failed or was still being made. The reaper is killed while
+// parked (and reaped), so the host-side check of it fails.
+func TestDirectCgroupRemovedOnFailedStart(t *testing.T) {
+	for _, ready := range []bool{true, false} {
+		name := map[bool]string{true: "cgroup ready", false: "cgroup still being made"}[ready]
+		t.Run(name, func(t *testing.T) {
+			f := directFixture(t)
+			spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "touch ran")
+			parked := make(chan struct{}) // the reaper is dead and reaped
+			ended := make(chan struct{})  // the cgroup goroutine is done
+			var (
+				mu    sync.Mutex
+				id    string
+				made  []string // the cgroup's directories when it was done
+				began atomic.Bool
+			)
+			spec.testHook = func(point, arg string) {
+				switch point {
+				case hookDirectCgroup: // the cgroup goroutine
+					began.Store(true)
+					mu.Lock()
+					id = arg
+					mu.Unlock()
+					if !ready {
+						<-parked
+					}
+				case hookDirectCgroupEnd: // the cgroup goroutine
+					mu.Lock()
+					made = sandboxtest.CgroupsOf(arg)
+					mu.Unlock()
+					close(ended)
+				case hookDirectParked: // Start's goroutine
+					if ready {
+						select {
+						case <-ended:
+						case <-time.After(10 * time.Second):
+							t.Error("the cgroup was not made while the reaper started")
+						}
+					}
+					killReaped(t, arg)
+					close(parked)
+				}
+			}
+			sb, err := Start(context.Background(), spec)
+			if err == nil {
+				_, _ = sb.Wait()
+				_ = sb.Destroy()
+				t.Fatal("started after the parked reaper was killed")
+			}
+			var se *StepError
+			if !errors.As(err, &se) || se.Step != "verify" {
+				t.Fatalf("start: %v, want a verify step error", err)
+			}
+			if !began.Load() {
+				t.Fatal("no cgroup was made")
+			}
+			select {
+			case <-ended:
+			default:
+				t.Fatal("Start returned before its cgroup goroutine ended")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(made) < 2 {
+				t.Errorf("cgroup directories when made: %v, want memory and pids at least", made)
+			}
+			if left := sandboxtest.CgroupsOf(id); len(left) > 0 {
+				t.Errorf("failed start left cgroups %v", left)
+			}
+			if _, serr := os.Stat(filepath.Join(f.root, "ran")); serr == nil {
+				t.Error("the subject ran")
+			}
+		})
+	}
+}
+
+// killReaped SIGKILLs the parked reaper (pid in decimal) and waits until
+// it has been reaped: /proc/<pid> is gone.
+func killReaped(t *testing.T, pid string) {
+	t.Helper()
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		t.Errorf("reaper pid %q: %v", pid, err)
+		return
+	}
+	_ = unix.Kill(n, unix.SIGKILL)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := os.Stat("/proc/" + pid); err != nil {
+			return
+		}
+	}
+	t.Errorf("reaper %s not reaped", pid)
+}

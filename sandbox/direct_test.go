@@ -223,6 +223,11 @@ func TestDirectUnreachableRoot(t *testing.T) {
 			if _, serr := os.Stat(filepath.Join(root, "ran")); serr == nil {
 				t.Errorf("the subject ran in %s", root)
 			}
+			// The cgroup, made while the reaper started, is gone by the
+			// time Start returns.
+			if left := sandboxtest.CgroupsOf(FailedID(err)); err != nil && len(left) > 0 {
+				t.Errorf("failed start left cgroups %v", left)
+			}
 			var se *StepError
 			if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), root) {
 				t.Fatalf("start: %v, want a *StepError naming %s", err, root)

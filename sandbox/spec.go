@@ -129,7 +129,9 @@ type Spec struct {
 
 	// testHook, set only by this package's tests, runs at the named points
 	// of Start between a check and the use of what was checked, so that a
-	// test can attack exactly that window deterministically.
+	// test can attack exactly that window deterministically. The
+	// direct-cgroup points run on the goroutine that makes the direct
+	// runner's cgroup, concurrently with Start's own.
 	testHook func(point, path string)
 }
 
@@ -138,6 +140,9 @@ const (
 	hookRootOpened         = "root-opened"          // the mapped root is open, not yet mounted
 	hookRootFSEntryOpened  = "rootfs-entry-opened"  // a --rootfs entry is open, not yet mounted
 	hookBeforeContainerRun = "before-container-run" // everything is opened; libcontainer mounts next
+	hookDirectCgroup       = "direct-cgroup"        // isolation none, root: its cgroup is about to be made (path: the id)
+	hookDirectCgroupEnd    = "direct-cgroup-end"    // the cgroup is made, or failed (path: the id)
+	hookDirectParked       = "direct-parked"        // the reaper is parked, not yet verified (path: its pid)
 )
 
 func (s *Spec) hook(point, path string) {
