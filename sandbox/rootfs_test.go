@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +73,27 @@ func TestRootFS(t *testing.T) {
 		_, out, _, _ := runBox(t, spec, 20*time.Second)
 		if !strings.Contains(out, "localhost") || strings.Contains(out, hostHostsMarker) {
 			t.Errorf("hosts %q", out)
+		}
+	})
+	// The subject is a script without #! found by PATH lookup: its exec
+	// fails with ENOEXEC and the /bin/sh fallback with ENOENT (this root
+	// has no shell). The report names the subject as given, not the path
+	// found nor the fallback's "sh": the child that tried both shares the
+	// reaper's memory until it exits, and must not have rewritten the
+	// argv the reaper reports from.
+	t.Run("script without #! and no /bin/sh", func(t *testing.T) {
+		writeFile(t, filepath.Join(f.root, "tvs-noshebang"), "echo must not run\n", 0o755)
+		spec := f.spec("tvs-noshebang", "arg")
+		spec.Env = []string{"PATH=" + Workdir}
+		spec.RootFS = rootfs
+		sb, err := Start(context.Background(), spec)
+		if err == nil {
+			_ = sb.Destroy()
+			t.Fatal("started a script without #! in a root without /bin/sh")
+		}
+		var ee *ExecError
+		if !errors.As(err, &ee) || ee.Code != 127 || ee.Msg != "tvs-noshebang: No such file or directory" {
+			t.Fatalf("start: %v (%#v), want *ExecError 127 naming tvs-noshebang", err, ee)
 		}
 	})
 	after, _ := os.ReadDir(rootfs)

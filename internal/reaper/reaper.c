@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -335,8 +336,93 @@ static int take_terminal(void)
 	return tcgetsid(0) == sid;
 }
 
-// What the child reports on its error pipe before _exit.
-enum { CHILD_EXEC, CHILD_TERMINAL };
+// spawn is what the subject's child needs, and where it leaves why it
+// failed. It lives in the parent's memory, which the child shares until it
+// execs (spawn_subject); the child writes only what and err.
+struct spawn {
+	const char *path;
+	char **argv;
+	int argc; // entries of argv before its NULL
+	char **envp;
+	const sigset_t *mask; // the subject's signal mask
+	const struct sigaction *pipe_old; // and its SIGPIPE disposition
+	int tty;
+	// Set by the child before it _exits; what stays CHILD_NONE when it
+	// exec'd.
+	enum { CHILD_NONE, CHILD_EXEC, CHILD_TERMINAL } what;
+	int err;
+};
+
+// spawn_child runs in the subject's child on a stack of its own, sharing
+// the reaper's memory (CLONE_VM) while the reaper is suspended
+// (CLONE_VFORK). Only async-signal-safe calls, no malloc, no stdio, and no
+// write to memory the reaper uses except sp->what and sp->err (errno is
+// the reaper's too: it reads it only after calls of its own). It never
+// returns: it execs or _exits.
+static int spawn_child(void *arg)
+{
+	struct spawn *sp = arg;
+	// Every signal is blocked (spawn_subject): none can be handled here,
+	// on the reaper's memory, before the exec.
+	sigaction(SIGPIPE, sp->pipe_old, NULL);
+	if (sp->tty) {
+		// Done here, before execve, so the subject's first read finds the
+		// terminal its own. tcsetpgrp from what is now a background group
+		// raises SIGTTOU unless it is blocked, as it is until the mask
+		// below.
+		if (setpgid(0, 0) != 0 || tcsetpgrp(0, getpid()) != 0) {
+			sp->err = errno;
+			sp->what = CHILD_TERMINAL;
+			_exit(125);
+		}
+	}
+	sigprocmask(SIG_SETMASK, sp->mask, NULL);
+	execve(sp->path, sp->argv, sp->envp);
+	int e = errno;
+	if (e == ENOEXEC) {
+		// execvp's rule: a file without a recognised header is a script:
+		// sh PATH ARGS... Built on this stack (spawn_subject sized it),
+		// never in the reaper's argv.
+		char *sh[sp->argc + 2];
+		sh[0] = "sh";
+		sh[1] = (char *)sp->path;
+		for (int i = 1; i <= sp->argc; i++)
+			sh[i + 1] = sp->argv[i];
+		execve("/bin/sh", sh, sp->envp);
+		e = errno;
+	}
+	sp->err = e;
+	sp->what = CHILD_EXEC;
+	_exit(127);
+}
+
+// spawn_subject starts sp's subject as posix_spawn does: clone with
+// CLONE_VM|CLONE_VFORK, so nothing of the reaper's memory is copied and we
+// resume once the child has exec'd or died. A fork copied our page tables
+// and then took a copy-on-write fault for every page either side wrote
+// before the exec, each a trap to the hypervisor on a PVM guest. The
+// child's stack is a mapping of its own, big enough for the sh fallback's
+// argv; every signal is blocked across the clone. Returns the child's pid,
+// or -1 with errno set when the clone failed.
+static pid_t spawn_subject(struct spawn *sp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = 64 * 1024 + (size_t)(sp->argc + 2) * sizeof(char *);
+	size = (size + page - 1) / page * page;
+	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	sigset_t all, cur;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &cur);
+	sp->what = CHILD_NONE;
+	pid_t pid = clone(spawn_child, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, sp);
+	int e = errno;
+	sigprocmask(SIG_SETMASK, &cur, NULL);
+	munmap(stack, size);
+	errno = e;
+	return pid;
+}
 
 // The signals passed on to the subject. SIGCHLD drives reaping; SIGPIPE
 // and the terminal stop signals are about our own I/O.
@@ -454,8 +540,9 @@ static int reaper(int argc, char **argv, char **envp)
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigaction(SIGCHLD, &dfl, NULL);
 
-	// Signals are blocked before the fork and read from a signalfd, so
-	// none sent in between is lost; the child gets the old mask back.
+	// Signals are blocked before the subject starts and read from a
+	// signalfd, so none sent in between is lost; the child gets the old
+	// mask back.
 	// Blocked signals also reach a PID 1 that has no handler for them.
 	sigset_t set, old;
 	sigemptyset(&set);
@@ -481,52 +568,19 @@ static int reaper(int argc, char **argv, char **envp)
 		say(TVS_REPORT_EXEC_ERR " 127 %s: command not found", sargv[0]);
 		return 127;
 	}
-	int errpipe[2];
-	if (pipe2(errpipe, O_CLOEXEC) != 0) {
-		say(TVS_REPORT_ERROR " pipe: %s", strerror(errno));
-		return 125;
-	}
-	pid_t pid = fork();
+	struct spawn sp = {
+		.path = path,
+		.argv = sargv,
+		.argc = argc - 7,
+		.envp = envp,
+		.mask = &old,
+		.pipe_old = &pipe_old,
+		.tty = tty,
+	};
+	pid_t pid = spawn_subject(&sp);
 	if (pid < 0) {
-		say(TVS_REPORT_ERROR " fork: %s", strerror(errno));
+		say(TVS_REPORT_ERROR " clone: %s", strerror(errno));
 		return 125;
-	}
-	if (pid == 0) {
-		// Only async-signal-safe calls from here on: no malloc, no stdio.
-		sigaction(SIGPIPE, &pipe_old, NULL);
-		if (tty) {
-			// Done here, before execve, so the subject's first read finds
-			// the terminal its own. tcsetpgrp from what is now a background
-			// group raises SIGTTOU unless it is blocked: block it until the
-			// old mask comes back below.
-			sigset_t ttou;
-			sigemptyset(&ttou);
-			sigaddset(&ttou, SIGTTOU);
-			sigprocmask(SIG_BLOCK, &ttou, NULL);
-			if (setpgid(0, 0) != 0 || tcsetpgrp(0, getpid()) != 0) {
-				int msg[2] = {CHILD_TERMINAL, errno};
-				while (write(errpipe[1], msg, sizeof msg) < 0 && errno == EINTR)
-					;
-				_exit(125);
-			}
-		}
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execve(path, sargv, envp);
-		int e = errno;
-		if (e == ENOEXEC) {
-			// execvp's rule: a file without a recognised header is a
-			// script: sh PATH ARGS... The argv slot before the subject's
-			// (our "--") is free, so the new argv is built in place.
-			char **sh = sargv - 1;
-			sh[0] = "sh";
-			sh[1] = (char *)path;
-			execve("/bin/sh", sh, envp);
-			e = errno;
-		}
-		int msg[2] = {CHILD_EXEC, e};
-		while (write(errpipe[1], msg, sizeof msg) < 0 && errno == EINTR)
-			;
-		_exit(127);
 	}
 	// The subject's stdio must exist only in the subject: our copies would
 	// keep its stdin readable after it closed it (a late write succeeds
@@ -543,23 +597,16 @@ static int reaper(int argc, char **argv, char **envp)
 	if (null > 2)
 		close(null);
 
-	close(errpipe[1]);
-	int msg[2];
-	ssize_t r;
-	while ((r = read(errpipe[0], msg, sizeof msg)) < 0 && errno == EINTR)
-		;
-	close(errpipe[0]);
-	if (r == sizeof msg) {
+	if (sp.what != CHILD_NONE) {
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-		if (msg[0] == CHILD_TERMINAL) {
-			say(TVS_REPORT_ERROR " terminal: make the subject the foreground group: %s", strerror(msg[1]));
+		if (sp.what == CHILD_TERMINAL) {
+			say(TVS_REPORT_ERROR " terminal: make the subject the foreground group: %s", strerror(sp.err));
 			return 125;
 		}
-		int e = msg[1];
-		int code = (e == ENOENT || e == ENOTDIR) ? 127 : 126;
-		say(TVS_REPORT_EXEC_ERR " %d %s: %s", code, sargv[0], strerror(e));
+		int code = (sp.err == ENOENT || sp.err == ENOTDIR) ? 127 : 126;
+		say(TVS_REPORT_EXEC_ERR " %d %s: %s", code, sargv[0], strerror(sp.err));
 		return code;
 	}
 	say(TVS_REPORT_STARTED " %d", (int)pid);
