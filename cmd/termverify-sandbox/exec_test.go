@@ -130,6 +130,41 @@ func TestExec(t *testing.T) {
 	}
 }
 
+// TestExecGOMAXPROCS: exec hands GOMAXPROCS=1 to libcontainer's setup
+// process through its own environment (singlePInit), after the subject's
+// environment was read. The subject must see the caller's GOMAXPROCS, or
+// none: never the one exec set for libcontainer.
+func TestExecGOMAXPROCS(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOMAXPROCS=") {
+			env = append(env, e)
+		}
+	}
+	for _, tc := range []struct {
+		name, caller, want string
+	}{
+		{"caller sets none", "", "unset\n"},
+		{"caller's passes through", "GOMAXPROCS=3", "3\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/sh", "-c", "echo ${GOMAXPROCS-unset}")
+			cmd.Env = env
+			if tc.caller != "" {
+				cmd.Env = append(env[:len(env):len(env)], tc.caller)
+			}
+			out, errOut, status := run(t, cmd)
+			if status != 0 || out != tc.want {
+				t.Errorf("status %d stdout %q (stderr %q), want 0 and %q", status, out, errOut, tc.want)
+			}
+		})
+	}
+}
+
 // TestExecRootfsWithoutLibc runs a static program in a --rootfs that holds
 // nothing else: no C library, no loader. Our PID-1 reaper (this binary,
 // statically linked) must start there and report the subject's own exit.
