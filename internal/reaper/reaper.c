@@ -363,7 +363,8 @@ static int spawn_child(void *arg)
 {
 	struct spawn *sp = arg;
 	// Every signal is blocked (spawn_subject): none can be handled here,
-	// on the reaper's memory, before the exec.
+	// on the reaper's memory, before the exec. The dispositions are the
+	// child's own copy (no CLONE_SIGHAND): this one does not reach ours.
 	sigaction(SIGPIPE, sp->pipe_old, NULL);
 	if (sp->tty) {
 		// Done here, before execve, so the subject's first read finds the
