@@ -90,6 +90,7 @@ starts nothing; an entry whose run could not start is an error case).`,
 }
 
 func runBatch(cmd *cobra.Command, o batchOptions, manifest string, subject []string) error {
+	singlePInit() // the subject never gets our environment
 	usage := func(err error) error {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("batch: %w", termsafe.Error(err))}
 	}

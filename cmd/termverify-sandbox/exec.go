@@ -226,8 +226,10 @@ func sandboxEnv(env []string) []string {
 // wake a thread onto an idle vCPU: with GOMAXPROCS=1 from the start the
 // setup process took ~1.2 ms less on the 2-vCPU development VM
 // (docs/SANDBOX.md, Cost). Only libcontainer reads the variable after
-// this: the subject's environment was built before, and this process's
-// runtime read it at start. A GOMAXPROCS the caller set is left alone.
+// this: exec calls it once the subject's environment (the caller's) was
+// read; run, replay and batch never give the subject the caller's
+// environment. This process's runtime read the variable at start. A
+// GOMAXPROCS the caller set is left alone.
 func singlePInit() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		_ = os.Setenv("GOMAXPROCS", "1")

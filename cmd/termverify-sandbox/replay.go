@@ -181,6 +181,7 @@ func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) 
 }
 
 func runReplay(cmd *cobra.Command, o replayOptions, source string, args []string) error {
+	singlePInit() // the subject never gets our environment
 	usage := func(err error) error {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("replay: %w", termsafe.Error(err))}
 	}

@@ -107,6 +107,7 @@ func (o *runFlags) register(f *pflag.FlagSet) {
 }
 
 func runRun(cmd *cobra.Command, o runOptions, args []string) error {
+	singlePInit() // the subject never gets our environment
 	req, err := o.toRequest(args)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("run: %w", termsafe.Error(err))}
