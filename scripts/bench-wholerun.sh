@@ -12,8 +12,11 @@
 # arguments (usage, exit 2). Prints the medians, the ratios to bare and
 # the targets (sandboxed <= 2x bare, none <= 1.3x), what each run costs
 # beyond the lockstep floor, and the floor of `--isolation none` for any
-# driver shipped in this binary (lockstep + the start difference). Needs
-# root for the os tier.
+# driver shipped in this binary (lockstep + the start difference); and
+# scripts/lcfloor running /bin/true against lcfloor with no arguments (its
+# own start and usage exit), whose difference is libcontainer's container
+# alone: added to the none floor it is the sandboxed floor. Needs root for
+# the os tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +27,29 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "bench: $PY missing (the sandbox binds the host's /usr)" >&2; exit 2; }
 
 work=$(mktemp -d)
+lcstate="$work/lcstate"
+mkdir "$lcstate"
+# An lcfloor run cut short (Ctrl-C) leaves its container's cgroups, named
+# by its state entry (floor-*): they go before the directory.
+cleanup() {
+	local d id cg
+	for d in "$lcstate"/floor-*; do
+		[ -d "$d" ] || continue
+		id=${d##*/}
+		find /sys/fs/cgroup -depth -type d -name "$id" 2>/dev/null | while read -r cg; do
+			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
+			for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+		done
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 LOCKSTEP="$work/lockstep"
 # Built as a plain Go program (no cgo): the least a Go driver can be.
 CGO_ENABLED=0 go build -trimpath -o "$LOCKSTEP" ./scripts/lockstep
-trap 'rm -rf "$work"' EXIT
+# lcfloor as bench-sandbox.sh builds it (static, cgo for libcontainer's nsenter).
+LCFLOOR="$work/lcfloor"
+CGO_ENABLED=1 go build -trimpath -tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static' -o "$LCFLOOR" ./scripts/lcfloor
 root="$work/root"
 mkdir -p "$root"
 chmod 755 "$work" "$root"
@@ -69,13 +91,17 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "none $(ms run none)"
 	echo "startours $(ms "$BIN" --version)"
 	echo "startgo $(ms "$LOCKSTEP")"
+	echo "lcfloor $(ms "$LCFLOOR" "$lcstate" /bin/true)"
+	echo "lcstart $(ms "$LCFLOOR")"
 done >"$work/times"
 med() { awk -v v="$1" '$1 == v {print $2}' "$work/times" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
-b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none) so=$(med startours) sg=$(med startgo)
+b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none) so=$(med startours) sg=$(med startgo) lf=$(med lcfloor) ls=$(med lcstart)
 printf '   %-42s %8s ms\n' "subject bare, 102 lines from a file" "$b" "lockstep floor (scripts/lockstep)" "$l" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n" \
-	"start+exit: termverify-sandbox --version" "$so" "start+exit: small Go program" "$sg"
-awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" -v so="$so" -v sg="$sg" 'BEGIN {
+	"start+exit: termverify-sandbox --version" "$so" "start+exit: small Go program" "$sg" \
+	"lcfloor /bin/true" "$lf" "start+exit: lcfloor (usage)" "$ls"
+awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" -v so="$so" -v sg="$sg" -v lf="$lf" -v ls="$ls" 'BEGIN {
 	printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3), lockstep/bare %.2fx\n", o/b, n/b, l/b
 	printf "   beyond the lockstep floor: sandboxed +%.1f ms, none +%.1f ms\n", o-l, n-l
-	printf "   floor of none in this binary: lockstep + start difference = %.1f ms = %.2fx bare\n", l+so-sg, (l+so-sg)/b }'
+	printf "   floor of none in this binary: lockstep + start difference = %.1f ms = %.2fx bare\n", l+so-sg, (l+so-sg)/b
+	printf "   floor sandboxed: that + libcontainer container (lcfloor - its start) = %.1f ms = %.2fx bare\n", l+so-sg+lf-ls, (l+so-sg+lf-ls)/b }'
 echo "   load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
