@@ -8,7 +8,7 @@
 # supervisor must: the floor of any driver, with nothing of ours); `run`
 # sandboxed; `run --isolation none`; and two process starts, to price
 # the start of our binary (it links libcontainer) against a small Go
-# program's: `termverify-sandbox --version` and scripts/lockstep with no
+# program's: `termverify-sandbox version` and scripts/lockstep with no
 # arguments (usage, exit 2). Prints the medians, the ratios to bare and
 # the targets (sandboxed <= 2x bare, none <= 1.3x), what each run costs
 # beyond the lockstep floor, and the floor of `--isolation none` for any
@@ -89,7 +89,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "lockstep $(ms lockstep)"
 	echo "os $(ms run os)"
 	echo "none $(ms run none)"
-	echo "startours $(ms "$BIN" --version)"
+	echo "startours $(ms "$BIN" version)"
 	echo "startgo $(ms "$LOCKSTEP")"
 	echo "lcfloor $(ms "$LCFLOOR" "$lcstate" /bin/true)"
 	echo "lcstart $(ms "$LCFLOOR")"
@@ -97,7 +97,7 @@ done >"$work/times"
 med() { awk -v v="$1" '$1 == v {print $2}' "$work/times" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'; }
 b=$(med bare) l=$(med lockstep) o=$(med os) n=$(med none) so=$(med startours) sg=$(med startgo) lf=$(med lcfloor) ls=$(med lcstart)
 printf '   %-42s %8s ms\n' "subject bare, 102 lines from a file" "$b" "lockstep floor (scripts/lockstep)" "$l" "run, sandboxed (--isolation os)" "$o" "run, --isolation none" "$n" \
-	"start+exit: termverify-sandbox --version" "$so" "start+exit: small Go program" "$sg" \
+	"start+exit: termverify-sandbox version" "$so" "start+exit: small Go program" "$sg" \
 	"lcfloor /bin/true" "$lf" "start+exit: lcfloor (usage)" "$ls"
 awk -v b="$b" -v l="$l" -v o="$o" -v n="$n" -v so="$so" -v sg="$sg" -v lf="$lf" -v ls="$ls" 'BEGIN {
 	printf "   sandboxed/bare %.2fx (target <= 2), none/bare %.2fx (target <= 1.3), lockstep/bare %.2fx\n", o/b, n/b, l/b
