@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -58,20 +57,15 @@ func main() {
 
 // wantsCompletionCmd says whether cobra's default `completion` command
 // should exist for this invocation: always, except when args name one of
-// our own subcommands. Cobra builds that command (four shells, their help
-// texts and flags) on every Execute, and on the development VM, where
-// each fresh page is a ~17 µs fault, that was ~90 page faults and ~1.5 ms
-// of every start of this binary: exec and run pay it on their critical
-// path. `completion`, help, completion requests (`__complete`) and a bare
-// invocation keep it, so the scripts and the command list are unchanged.
+// our own subcommands (as cobra's own Find resolves them). Cobra builds
+// that command (four shells, their help texts and flags) on every Execute,
+// and on the development VM, where each fresh page is a ~17 µs fault,
+// that was ~60 page faults and ~1 ms of every start of this binary: exec
+// and run pay it on their critical path. `completion`, help, completion
+// requests (`__complete`) and a bare invocation keep it (none of them is
+// a command yet when this runs), so the scripts and the command list are
+// unchanged.
 func wantsCompletionCmd(root *cobra.Command, args []string) bool {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return true
-	}
-	for _, c := range root.Commands() {
-		if c.Name() == args[0] || c.HasAlias(args[0]) {
-			return c.Name() == "help"
-		}
-	}
-	return true
+	c, _, err := root.Find(args)
+	return err != nil || c == root
 }
