@@ -92,42 +92,7 @@ func TestUndelegatedCgroupfs(t *testing.T) {
 	if eff, err := ownCapEff(); err != nil || os.Geteuid() != 0 || eff&(1<<unix.CAP_DAC_OVERRIDE) != 0 {
 		t.Fatalf("setup: euid %d CapEff %x (%v)", os.Geteuid(), eff, err)
 	}
-	t.Run("none", func(t *testing.T) {
-		f := directFixture(t)
-		marker := sandboxtest.SleepMarker(9)
-		ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, daemonScript(marker)...), 20*time.Second)
-		if ex.ShellStatus() != 0 {
-			t.Fatalf("exit %+v stderr %q", ex, stderr)
-		}
-		if e := sb.Evidence(); out != itoa(e.UID) || !inSandboxIDRange(e.UID) {
-			t.Errorf("subject uid %q, evidence uid %d: want the sandbox's own", out, e.UID)
-		}
-		if m, _ := sb.Applied().Mechanism("cgroup"); m.Applied || m.Reason != "cgroup-not-writable" {
-			t.Errorf("cgroup: %+v, want not applied, cgroup-not-writable", m)
-		}
-		if e := sb.Evidence(); !strings.Contains(e.CgroupError, "EACCES (cgroup-not-writable)") || len(e.CgroupPaths) != 0 {
-			t.Errorf("evidence cgroup error %q paths %v, want EACCES and no paths", e.CgroupError, e.CgroupPaths)
-		}
-		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
-			t.Errorf("daemon survived the sandbox: %v", pids)
-		}
-	})
-	t.Run("none enforce", func(t *testing.T) {
-		f := directFixture(t)
-		spec := f.isoSpec(IsolationNone, "/bin/true")
-		spec.Limits.Enforce = true
-		sb, err := Start(context.Background(), spec)
-		if err == nil {
-			_ = sb.Destroy()
-			t.Fatal("started with --limits enforce and an undelegated cgroupfs")
-		}
-		if !errors.Is(err, ErrLimitNotEnforced) || !strings.Contains(err.Error(), "cgroup-not-writable") || !strings.Contains(err.Error(), "EACCES") {
-			t.Fatalf("start: %v, want ErrLimitNotEnforced naming cgroup-not-writable and EACCES", err)
-		}
-		if id := FailedID(err); id == "" || len(sandboxtest.CgroupsOf(id)) != 0 {
-			t.Errorf("failed start %q left cgroups %v", id, sandboxtest.CgroupsOf(id))
-		}
-	})
+	checkNoneWithoutCgroup(t, "undelegated cgroupfs", "cgroup-not-writable", "EACCES", sandboxtest.SleepMarker(9))
 }
 
 // undelegatedScript mounts a 0555 tmpfs over termverify-sandbox under

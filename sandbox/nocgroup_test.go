@@ -230,45 +230,7 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 			t.Fatalf("start: %v, want ErrLimitNotEnforced naming EROFS", err)
 		}
 	})
-	t.Run("none", func(t *testing.T) {
-		f := directFixture(t)
-		marker := sandboxtest.SleepMarker(7)
-		spec := f.spec(daemonScript(marker)...)
-		spec.Isolation = IsolationNone
-		ex, out, stderr, sb := runBox(t, spec, 20*time.Second)
-		if ex.ShellStatus() != 0 {
-			t.Fatalf("exit %+v stderr %q", ex, stderr)
-		}
-		if e := sb.Evidence(); out != itoa(e.UID) || !inSandboxIDRange(e.UID) {
-			t.Errorf("subject uid %q, evidence uid %d: want the sandbox's own", out, e.UID)
-		}
-		if m, _ := sb.Applied().Mechanism("cgroup"); m.Applied || m.Reason != "cgroup-read-only" {
-			t.Errorf("cgroup: %+v, want not applied, cgroup-read-only", m)
-		}
-		if e := sb.Evidence(); !strings.Contains(e.CgroupError, "EROFS (cgroup-read-only)") || len(e.CgroupPaths) != 0 {
-			t.Errorf("evidence cgroup error %q paths %v, want EROFS and no paths", e.CgroupError, e.CgroupPaths)
-		}
-		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
-			t.Errorf("daemon survived the sandbox: %v", pids)
-		}
-	})
-	t.Run("none enforce", func(t *testing.T) {
-		f := directFixture(t)
-		spec := f.spec("/bin/true")
-		spec.Isolation = IsolationNone
-		spec.Limits.Enforce = true
-		sb, err := Start(context.Background(), spec)
-		if err == nil {
-			_ = sb.Destroy()
-			t.Fatal("started with --limits enforce and a read-only cgroupfs")
-		}
-		if !errors.Is(err, ErrLimitNotEnforced) || !strings.Contains(err.Error(), "cgroup-read-only") || !strings.Contains(err.Error(), "EROFS") {
-			t.Fatalf("start: %v, want ErrLimitNotEnforced naming cgroup-read-only and EROFS", err)
-		}
-		if id := FailedID(err); id == "" || len(sandboxtest.CgroupsOf(id)) != 0 {
-			t.Errorf("failed start %q left cgroups %v", id, sandboxtest.CgroupsOf(id))
-		}
-	})
+	checkNoneWithoutCgroup(t, "read-only cgroupfs", "cgroup-read-only", "EROFS", sandboxtest.SleepMarker(7))
 	t.Run("probe", func(t *testing.T) {
 		p := Probe(context.Background(), t.TempDir())
 		if !p.Filesystem.Confined || !p.Network.Confined {
@@ -283,6 +245,50 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// checkNoneWithoutCgroup runs isolation none where its cgroup cannot be
+// made (what: how, for messages; reason: the mechanism's word; errno: its
+// name in the evidence and the refusal). The subject runs as the
+// sandbox's own uid with no cgroup, said so with the errno and no paths,
+// its daemon dies with the sandbox (marker), and --limits enforce refuses
+// without leaving a cgroup.
+func checkNoneWithoutCgroup(t *testing.T, what, reason, errno, marker string) {
+	t.Run("none", func(t *testing.T) {
+		f := directFixture(t)
+		ex, out, stderr, sb := runBox(t, f.isoSpec(IsolationNone, daemonScript(marker)...), 20*time.Second)
+		if ex.ShellStatus() != 0 {
+			t.Fatalf("exit %+v stderr %q", ex, stderr)
+		}
+		if e := sb.Evidence(); out != itoa(e.UID) || !inSandboxIDRange(e.UID) {
+			t.Errorf("subject uid %q, evidence uid %d: want the sandbox's own", out, e.UID)
+		}
+		if m, _ := sb.Applied().Mechanism("cgroup"); m.Applied || m.Reason != reason {
+			t.Errorf("cgroup: %+v, want not applied, %s", m, reason)
+		}
+		if e := sb.Evidence(); !strings.Contains(e.CgroupError, errno+" ("+reason+")") || len(e.CgroupPaths) != 0 {
+			t.Errorf("evidence cgroup error %q paths %v, want %s and no paths", e.CgroupError, e.CgroupPaths, errno)
+		}
+		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
+			t.Errorf("daemon survived the sandbox: %v", pids)
+		}
+	})
+	t.Run("none enforce", func(t *testing.T) {
+		f := directFixture(t)
+		spec := f.isoSpec(IsolationNone, "/bin/true")
+		spec.Limits.Enforce = true
+		sb, err := Start(context.Background(), spec)
+		if err == nil {
+			_ = sb.Destroy()
+			t.Fatalf("started with --limits enforce and a %s", what)
+		}
+		if !errors.Is(err, ErrLimitNotEnforced) || !strings.Contains(err.Error(), reason) || !strings.Contains(err.Error(), errno) {
+			t.Fatalf("start: %v, want ErrLimitNotEnforced naming %s and %s", err, reason, errno)
+		}
+		if id := FailedID(err); id == "" || len(sandboxtest.CgroupsOf(id)) != 0 {
+			t.Errorf("failed start %q left cgroups %v", id, sandboxtest.CgroupsOf(id))
+		}
+	})
+}
 
 // TestRootWithoutSysAdmin is issue 11's nested-namespaces row: root in a
 // container has euid 0 without CAP_SYS_ADMIN (and a read-only
