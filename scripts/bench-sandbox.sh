@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200}
 [ "$(id -u)" = 0 ] || { echo "bench-sandbox: needs root" >&2; exit 1; }
-static=(-tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static')
+. scripts/benchlib.sh
 if [ -z "${BIN:-}" ]; then
 	# Built as make build does, every time (cached, so cheap): a dynamic
 	# build pays the loader on each of its three process starts, and a
@@ -34,9 +34,7 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 mkdir -p bin/bench
-# Built every time (the build cache makes that cheap): a binary kept from
-# an older scripts/lcfloor or go.mod would measure another libcontainer.
-CGO_ENABLED=1 go build -trimpath "${static[@]}" -o bin/bench/lcfloor ./scripts/lcfloor
+build_lcfloor bin/bench/lcfloor
 runc_version=$(go list -m -f '{{.Version}}' github.com/opencontainers/runc)
 if [ ! -x "bin/bench/runc-$runc_version" ]; then
 	GOBIN=$PWD/bin/bench go install "github.com/opencontainers/runc@$runc_version"
@@ -54,7 +52,7 @@ chmod 777 "$root"
 # lcfloor's floor-*: a start cut between its cgroups and its state).
 cleanup() {
 	set +e
-	local st d id
+	local st d
 	for st in "$state"/runc/*/state.json "$state"/*/lc/*/state.json; do
 		[ -f "$st" ] || continue
 		d=${st%/state.json}
@@ -62,11 +60,7 @@ cleanup() {
 	done
 	for d in "$state"/tvs-* "$state"/floor-*; do
 		[ -d "$d" ] || continue
-		id=${d##*/}
-		find /sys/fs/cgroup -depth -type d -name "$id" 2>/dev/null | while read -r cg; do
-			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
-			for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
-		done
+		remove_cgroups "${d##*/}"
 	done
 	rm -rf "$state" "$root"
 	for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null; done

@@ -19,6 +19,7 @@
 # the os tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/benchlib.sh
 
 BIN=${BIN:-bin/termverify-sandbox}
 ROUNDS=${ROUNDS:-15}
@@ -32,14 +33,10 @@ mkdir "$lcstate"
 # An lcfloor run cut short (Ctrl-C) leaves its container's cgroups, named
 # by its state entry (floor-*): they go before the directory.
 cleanup() {
-	local d id cg
+	local d
 	for d in "$lcstate"/floor-*; do
 		[ -d "$d" ] || continue
-		id=${d##*/}
-		find /sys/fs/cgroup -depth -type d -name "$id" 2>/dev/null | while read -r cg; do
-			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
-			for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
-		done
+		remove_cgroups "${d##*/}"
 	done
 	rm -rf "$work"
 }
@@ -47,9 +44,8 @@ trap cleanup EXIT
 LOCKSTEP="$work/lockstep"
 # Built as a plain Go program (no cgo): the least a Go driver can be.
 CGO_ENABLED=0 go build -trimpath -o "$LOCKSTEP" ./scripts/lockstep
-# lcfloor as bench-sandbox.sh builds it (static, cgo for libcontainer's nsenter).
 LCFLOOR="$work/lcfloor"
-CGO_ENABLED=1 go build -trimpath -tags 'netgo osusergo' -ldflags '-linkmode external -extldflags -static' -o "$LCFLOOR" ./scripts/lcfloor
+build_lcfloor "$LCFLOOR"
 root="$work/root"
 mkdir -p "$root"
 chmod 755 "$work" "$root"
