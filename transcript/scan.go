@@ -259,7 +259,7 @@ func (s *scanner) str() (string, bool) {
 		case 't':
 			s.text = append(s.text, '\t')
 		case 'u':
-			r, ok := hex4(s.line, i+2)
+			r, _, ok := canon.Hex4(s.line, i+2)
 			if !ok {
 				return "", false
 			}
@@ -270,7 +270,7 @@ func (s *scanner) str() (string, bool) {
 				}
 				r2, ok2 := rune(0), false
 				if i+1 < len(s.line) && s.line[i] == '\\' && s.line[i+1] == 'u' {
-					r2, ok2 = hex4(s.line, i+2)
+					r2, _, ok2 = canon.Hex4(s.line, i+2)
 				}
 				if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
 					return "", false
@@ -286,28 +286,6 @@ func (s *scanner) str() (string, bool) {
 		i += 2
 	}
 	return "", false
-}
-
-// hex4 reads four hex digits, of either case, at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 func (s *scanner) count(b []byte) (string, bool) {

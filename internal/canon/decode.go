@@ -606,7 +606,7 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
-			r, lower, ok := hex4(d.data, i+2)
+			r, lower, ok := Hex4(d.data, i+2)
 			if !ok {
 				d.pos = i
 				return "", d.errf(RuleSyntax, "invalid \\u escape")
@@ -620,7 +620,7 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 				}
 				r2, _, ok2 := rune(0), false, false
 				if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
-					r2, _, ok2 = hex4(d.data, i+2)
+					r2, _, ok2 = Hex4(d.data, i+2)
 				}
 				if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
 					d.pos = i - 6
@@ -649,8 +649,10 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 	return "", d.errf(RuleSyntax, "unterminated string")
 }
 
-// hex4 reads four hex digits at b[i:]; lower is false if any is uppercase.
-func hex4(b []byte, i int) (r rune, lower, ok bool) {
+// Hex4 reads the four hex digits of a \u escape at b[i:]; lower is false
+// if any is uppercase. The decoder and the transcript package's tree-free
+// scanner share it.
+func Hex4(b []byte, i int) (r rune, lower, ok bool) {
 	if i+4 > len(b) {
 		return 0, false, false
 	}
