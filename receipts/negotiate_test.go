@@ -56,6 +56,17 @@ func TestNegotiate(t *testing.T) {
 		{"allow-list without netns", func(r *Request) { r.NetworkMode = config.NetworkAllowList; r.Isolation = IsolationNone },
 			[]string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
 				"terminal:delivered", "filesystem:delivered", "network:unsupported"}, CodeUnsupported, 0},
+		{"allow-list under isolation os without netns is not enforced", func(r *Request) {
+			r.NetworkMode = config.NetworkAllowList
+			r.Isolation = IsolationOS
+			r.Network = Mechanism{Reason: "network namespace: EPERM"}
+		}, []string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
+			"terminal:delivered", "filesystem:os", "network:unsupported"}, CodeNotEnforced, 0},
+		{"allow-list under isolation auto without netns is unsupported", func(r *Request) {
+			r.NetworkMode = config.NetworkAllowList
+			r.Network = Mechanism{Reason: "network namespace: EPERM"}
+		}, []string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
+			"terminal:delivered", "filesystem:os", "network:unsupported"}, CodeUnsupported, 0},
 		{"allow-list with netns", func(r *Request) { r.NetworkMode = config.NetworkAllowList; r.Network.Word = MechanismAllowNS },
 			[]string{"seed:delivered", "clock:delivered", "locale:delivered", "timezone:delivered",
 				"terminal:delivered", "filesystem:os", "network:os"}, "", 0},
