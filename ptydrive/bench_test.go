@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,13 +66,12 @@ func benchProg(b *testing.B, cols, rows int, extra *os.File, listings *int, argv
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	// ptytest.Start, with fd 3.
+	cmd, err := ptytest.Command(ptytest.Env(b), argv...)
+	if err != nil {
 		b.Skipf("%s not installed: %v", argv[0], err)
 	}
-	// ptytest.Start, with fd 3.
-	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
-	cmd.Env = ptytest.Env(b)
 	cmd.Dir = b.TempDir()
 	if extra != nil {
 		cmd.ExtraFiles = []*os.File{extra}

@@ -5,8 +5,11 @@
 package ptytest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -49,17 +52,67 @@ func Env(t testing.TB) []string {
 	return []string{"TERM=xterm-256color", "LANG=C.UTF-8", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "PS1=$ "}
 }
 
+// LookPath finds the program name as one started with env finds it: in
+// env's PATH (its last PATH entry, the one the program sees), not in the
+// test process's. exec.Command looks a bare name up in ours, and a
+// program found there but run with another PATH is not the one its own
+// look-ups find: an interpreter of pyenv, conda or a venv first on the
+// developer's PATH, run with PATH=/usr/bin:/bin, takes the system's
+// prefix and fails to import its own modules. A name with a slash is
+// taken as it is; relative PATH entries are ignored (a test's
+// programs run in a directory of their own). A nil env is the test
+// process's, as for exec.Cmd.
+func LookPath(env []string, name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return exec.LookPath(name)
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	path, found := "", false
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path, found = v, true
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("%s: the environment has no PATH", name)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in PATH=%s", name, path)
+}
+
+// Command is exec.Command for argv run with env: argv[0] looked up in
+// env's PATH (LookPath), and kept as the program's argv[0].
+func Command(env []string, argv ...string) (*exec.Cmd, error) {
+	p, err := LookPath(env, argv[0])
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(p, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = env
+	return cmd, nil
+}
+
 // Start runs argv on the terminal whose slave is given, as its session
-// leader, with env; it is killed and reaped when the test ends. It skips
-// the test when argv[0] is not installed.
+// leader, with env; it is killed and reaped when the test ends. argv[0]
+// is looked up in env's PATH, the one the program runs with (LookPath).
+// It skips the test when argv[0] is not installed there.
 func Start(t testing.TB, slave *os.File, env []string, argv ...string) *exec.Cmd {
 	t.Helper()
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	cmd, err := Command(env, argv...)
+	if err != nil {
 		t.Skipf("%s not installed: %v", argv[0], err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.Env = env
 	// In a directory of its own: programs leave files where they run
 	// (vim's swap files landed in the package directory, and in git).
 	cmd.Dir = t.TempDir()
