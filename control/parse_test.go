@@ -226,6 +226,7 @@ func ruleCases() []ruleCase {
 		{name: "transcript-shaped region", line: line("observation", `{"state":null,"ui":{"regions":[{"id":"a","role":"r","bounds":{"column":0,"row":0,"columns":1,"rows":1}}],`+cursor+`},"events":[]}`), rule: RuleUnknownMember, member: "payload.ui.regions[0].bounds"},
 		{name: "event without data", line: line("observation", obs("", "")[:len(obs("", ""))-len(`"events":[]}`)]+`"events":[{"type":"t"}]}`), rule: RuleMissingMember, member: "payload.events[0].data"},
 		{name: "frame rows mismatch", line: line("observation", obs("", `,"frame":{"lines":["a"],"columns":1,"rows":2}`)), rule: RuleFrameRows, member: "payload.frame.lines"},
+		{name: "frame more lines than rows", line: line("observation", obs("", `,"frame":{"lines":["a","b","c"],"columns":1,"rows":2}`)), rule: RuleFrameRows, member: "payload.frame.lines"},
 		{name: "frame line not a string", line: line("observation", obs("", `,"frame":{"lines":[null],"columns":1,"rows":1}`)), rule: RuleType, member: "payload.frame.lines[0]"},
 		{name: "running with exit", line: line("observation", obs("", `,"process":{"state":"running","exit":{"kind":"code","value":0}}`)), rule: RuleRunningWithExit},
 		{name: "exited without exit", line: line("observation", obs("", `,"process":{"state":"exited"}`)), rule: RuleExitedWithoutExit},
