@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 )
 
@@ -105,9 +106,17 @@ func TestProcMaskedStart(t *testing.T) {
 		return
 	}
 	sandboxtest.RequireRoot(t)
+	// The tools run with the child's PATH (the script's setpriv and
+	// mount too): they are looked up in it, not in ours.
+	const childPath = "PATH=/usr/bin:/bin:/usr/sbin:/sbin"
+	var unshare string
 	for _, tool := range []string{"unshare", "setpriv", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
+		p, err := ptytest.LookPath([]string{childPath}, tool)
+		if err != nil {
 			t.Skipf("needs %s: %v", tool, err)
+		}
+		if tool == "unshare" {
+			unshare = p
 		}
 	}
 	dir := t.TempDir()
@@ -140,8 +149,8 @@ mount -t tmpfs -o ro tmpfs /proc/acpi
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
 exec setpriv --reuid 65534 --regid 65534 --clear-groups "$0" -test.run='^TestProcMaskedStart$' -test.count=1`
-	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script, exe)
-	cmd.Env = []string{procMaskChildEnv + "=" + result, "PATH=/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR=" + work, "HOME=" + work}
+	cmd := exec.Command(unshare, "-m", "--propagation", "private", "sh", "-c", script, exe)
+	cmd.Env = []string{procMaskChildEnv + "=" + result, childPath, "TMPDIR=" + work, "HOME=" + work}
 	cmd.Dir = work
 	out, err := cmd.CombinedOutput()
 	got, rerr := os.ReadFile(result)

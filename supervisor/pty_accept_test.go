@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/internal/tmuxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -339,17 +340,19 @@ func tmuxKey(t *testing.T, chord []string) string {
 // observation is compared by its frame and the exit status.
 func compareWithTmux(t *testing.T, r ptyRun, res ptyResult) {
 	t.Helper()
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skipf("setpriv (to run the reference as an unprivileged uid) not installed: %v", err)
-	}
 	dir, err := os.MkdirTemp(filepath.Dir(env.root), "pty-tmux-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	fillRoot(t, dir, r.files)
+	refEnv := ptyEnv(t, r, dir)
+	// env -i finds setpriv in the reference's PATH, not in ours.
+	if _, err := ptytest.LookPath(refEnv, "setpriv"); err != nil {
+		t.Skipf("setpriv (to run the reference as an unprivileged uid) not installed: %v", err)
+	}
 	argv := append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, r.argv...)
-	pane := tmuxtest.Start(t, tmuxtest.Options{Cols: r.cols, Rows: r.rows, Env: ptyEnv(t, r, dir), Argv: argv, Dir: dir})
+	pane := tmuxtest.Start(t, tmuxtest.Options{Cols: r.cols, Rows: r.rows, Env: refEnv, Argv: argv, Dir: dir})
 
 	settle := func(i int, after string) {
 		t.Helper()
