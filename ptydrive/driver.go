@@ -318,9 +318,10 @@ func (d *Driver) Key(ctx context.Context, chord []string) error {
 	return d.Write(ctx, b)
 }
 
-// Text sends input text as the terminal would (ptyinput.EncodeText).
+// Text sends input text as its UTF-8 bytes, whatever the program's modes
+// (ptyinput.EncodeText).
 func (d *Driver) Text(ctx context.Context, text string) error {
-	return d.Write(ctx, ptyinput.EncodeText(text, d.Modes()))
+	return d.Write(ctx, ptyinput.EncodeText(text))
 }
 
 // Mouse sends a mouse event as an SGR report, or returns an error

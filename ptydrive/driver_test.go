@@ -167,9 +167,8 @@ func TestVimEditsAFile(t *testing.T) {
 	p.wantLine(0, "hello vim")
 	p.key("Escape")
 	p.settle(false)
-	// Not ":wq\n": vim enabled bracketed paste, so text holding a line
-	// break is a paste, which vim inserts (ptyinput's rule, as a person
-	// pasting gets); the command is typed, then Enter pressed.
+	// The command typed, then Enter pressed; ":wq\r" as one text is the
+	// same bytes (input.text is typed byte for byte, never pasted).
 	p.text(":wq")
 	p.key("Enter")
 	p.settle(true)

@@ -63,7 +63,7 @@ func TestFramesEqualTmux(t *testing.T) {
 				if s.key != nil {
 					b, err = ptyinput.EncodeKey(s.key, p.d.Modes())
 				} else {
-					b = ptyinput.EncodeText(s.text, p.d.Modes())
+					b = ptyinput.EncodeText(s.text)
 				}
 				if err != nil {
 					t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package ptyinput turns termverify inputs into the bytes an
 // xterm-compatible terminal sends to the program, given the terminal modes
-// the program has set. It is the input half of the PTY mode (issue 14): a
-// person's keystroke, paste or click becomes what xterm would write to the
+// the program has set. It is the input half of the PTY mode: a person's
+// keystroke, typed text or click becomes what xterm would write to the
 // pseudoterminal master.
 //
 // It is pure: no pseudoterminal, no I/O, no state. Modes is a plain struct
@@ -33,6 +33,14 @@
 // changes nothing here; it is kept in Modes so that the emulator's state
 // carries over whole.
 //
+// This is the one place where the bytes differ from upstream's, whose
+// terminal adapter tracks no input modes and sends the table's ESC [ A in
+// every mode. It is a key's encoding, not a choice about text: a program
+// that sent smkx reads its cursor keys by terminfo's kcuu1 and the like,
+// ESC O A for xterm-256color, and a curses program in keypad mode reads
+// ESC [ A as Escape, "[" and "A"; xterm, tmux and every other terminal
+// send SS3 there, and so does this encoder.
+//
 // Not modelled, because the registry fixes these bytes: LNM (CSI 20 h,
 // after which a VT100's Return sends CR LF), DECBKM (?67, Backspace as BS)
 // and extended key protocols (modifyOtherKeys, CSI u). Enter is always
@@ -40,46 +48,32 @@
 //
 // # Text
 //
-// EncodeText sends input.text as UTF-8, with three decisions:
+// EncodeText writes input.text as its UTF-8 bytes, byte for byte, and
+// nothing else: no LF→CR, no bracketed paste, no paste marker taken out,
+// whatever modes the program set (it takes none). That is what upstream's
+// POSIX terminal adapter writes (text.encode("utf-8")), and what every
+// terminal driver sends for literal text: tmux's send-keys -l, expect's
+// and pexpect's send, interminai's INPUT. A transcript recorded by any of
+// them therefore replays here to the same bytes on the wire.
 //
-//   - Every LF is sent as CR. A terminal's Enter key sends CR, and a paste
-//     into xterm, or tmux's paste-buffer, sends each pasted LF as CR. The
-//     kernel's line discipline translates CR back to LF in cooked mode
-//     (ICRNL is on by default), so a program reading lines (cat, python's
-//     input()) sees exactly "\n". A raw-mode program (vim, less, readline)
-//     sees the CR a person's Enter sends; sent as LF it would read Control+j,
-//     which in vim's normal mode is a different motion. Upstream writes LF
-//     unchanged, and relies on ICRNL for cooked readers only. CR is sent
-//     unchanged, so "\r\n" becomes CR CR, two Enters, as in xterm and tmux;
-//     write a line break as "\n".
-//   - When the program enabled bracketed paste (?2004) and the text holds a
-//     line break (LF or CR), the text is wrapped in ESC [200~ … ESC [201~:
-//     a multi-line input.text is a paste, since nobody types a line break
-//     without pressing Enter, and bracketing is what tells a program that a
-//     line break is pasted text rather than a command to run. Text without
-//     a line break is sent as typed, unbracketed, because a program then
-//     handles it as the keys it is. The consequence is the one a person
-//     pasting gets: bash (readline's enable-bracketed-paste is on by
-//     default since 5.1) inserts a pasted "ls\n" at the prompt and runs it
-//     only at the next Enter, so a script sends input.key Enter after it.
-//     Driving tmux the same way means paste-buffer -p for text with a line
-//     break and send-keys -l for text without (paste-buffer -p brackets
-//     any text when the pane asked).
-//   - An ESC that starts a paste marker inside the text (ESC [200~ or
-//     ESC [201~) is dropped, together with any ESCs just before it, in
-//     every mode. Otherwise an input could end its own paste early and
-//     have the rest read as keys, or open a paste that never ends and
-//     swallows the keys after it. Only the ESC goes; "[201~" arrives as
-//     text, and every other byte, ESC included, is kept. Dropping a run,
-//     not one ESC, matters: from "ESC ESC [201~" dropping the second ESC
-//     would leave the first to form the marker again. The output therefore
-//     holds a paste marker only where EncodeText put one. The 8-bit C1 CSI
-//     (byte 0x9B) is left alone: in UTF-8 that byte is only ever part of a
-//     multi-byte character, so a program decoding its input as UTF-8 never
-//     reads it as CSI.
+//   - CR is the Enter key, as from a keyboard: ":wq\r" into vim,
+//     "echo one\r" into bash, "/pattern\r" into less run what they type.
+//   - LF reaches the program as Control+j, as it does from upstream. A
+//     program in canonical mode (cat, sh, python's input()) ends a line at
+//     it as at CR; readline binds it to accept-line; vim's Insert and
+//     command-line modes take it as a new line or Enter, and its Normal
+//     mode as a move down, as a keyboard's Control+j is.
+//   - Text is typed, never pasted, though bash, vim and others enable
+//     bracketed paste (?2004): a paste is a choice of the person at the
+//     keyboard, not something a script's text implies, and bracketing it
+//     silently would make "echo one\r" an inserted line that never runs.
+//     No run option pastes; a script that means a paste writes the markers
+//     ESC [200~ … ESC [201~ in its text, which go as they are, like
+//     every other byte, ESC included.
 //
 // input.text in a parsed transcript is always valid UTF-8; bytes that are
-// not (only a Go caller can pass them) are each sent as U+FFFD.
+// not (only a Go caller can pass them) are each sent as U+FFFD, so the
+// terminal's input stays UTF-8.
 //
 // # Mouse
 //

@@ -18,12 +18,12 @@ func ExampleEncodeKey() {
 }
 
 func ExampleEncodeText() {
-	m := ptyinput.Modes{BracketedPaste: true}
-	fmt.Printf("%q\n", ptyinput.EncodeText("echo hi", m))
-	fmt.Printf("%q\n", ptyinput.EncodeText("echo hi\n", m))
+	// A command and its Enter (CR) in one text; LF would be Control+j.
+	fmt.Printf("%q\n", ptyinput.EncodeText(":wq\r"))
+	fmt.Printf("%q\n", ptyinput.EncodeText("a\nb"))
 	// Output:
-	// "echo hi"
-	// "\x1b[200~echo hi\r\x1b[201~"
+	// ":wq\r"
+	// "a\nb"
 }
 
 func ExampleEncodeMouse() {

@@ -1,13 +1,14 @@
 package ptyinput
 
-// Modes are the terminal modes that change which bytes a key, a paste or a
-// mouse event turns into. A terminal emulator tracks them from what the
-// program writes; the zero value is xterm's power-on state (normal cursor
-// and keypad keys, no bracketed paste, no mouse reporting).
+// Modes are the terminal modes that change which bytes a key or a mouse
+// event turns into. A terminal emulator tracks them from what the program
+// writes; the zero value is xterm's power-on state (normal cursor and
+// keypad keys, no bracketed paste, no mouse reporting). Text is never
+// encoded by them: EncodeText takes none.
 type Modes struct {
 	AppCursor      bool          // DECCKM, set by CSI ? 1 h (terminfo smkx): unmodified cursor keys send SS3
 	AppKeypad      bool          // DECKPAM ESC = (reset by DECKPNM ESC >, or DECNKM ?66): keypad keys only
-	BracketedPaste bool          // CSI ? 2004 h: pasted text arrives between CSI 200~ and CSI 201~
+	BracketedPaste bool          // CSI ? 2004 h; tracked so Modes mirrors the emulator: input.text is typed, never pasted
 	Mouse          MouseMode     // which mouse events are reported (?9, ?1000, ?1002, ?1003)
 	MouseEncoding  MouseEncoding // how reports are encoded (?1005, ?1006, ?1015, ?1016)
 	FocusEvents    bool          // CSI ? 1004 h; tracked for completeness, no input reports focus

@@ -6,43 +6,34 @@ import (
 	"github.com/termverify/termverify-sandbox/ptyinput"
 )
 
+// TestEncodeText: input.text is its UTF-8 bytes (EncodeText takes no
+// modes: the program's, bracketed paste included, cannot change them): no
+// LF→CR, no paste brackets, no marker taken out.
 func TestEncodeText(t *testing.T) {
-	const start, end = ptyinput.PasteStart, ptyinput.PasteEnd
-	plain := ptyinput.Modes{}
-	paste := ptyinput.Modes{BracketedPaste: true}
 	for _, tc := range []struct {
 		name string
 		text string
-		m    ptyinput.Modes
 		want string
 	}{
-		{"empty", "", plain, ""},
-		{"empty with paste on", "", paste, ""},
-		{"ascii", "hello", plain, "hello"},
-		{"utf-8 as is", "é漢😀", plain, "é漢😀"},
-		{"LF sent as CR", "ls\n", plain, "ls\r"},
-		{"CR kept", "a\rb", plain, "a\rb"},
-		{"CRLF is two CRs", "a\r\nb", plain, "a\r\rb"},
-		{"one line with paste on is typed", "hello", paste, "hello"},
-		{"line break with paste on is bracketed", "ls\n", paste, start + "ls\r" + end},
-		{"CR alone counts as a line break", "ls\r", paste, start + "ls\r" + end},
-		{"multi-line paste", "a\nb\nc", paste, start + "a\rb\rc" + end},
-		{"ESC not before a marker is kept", "\x1b:wq\n", paste, start + "\x1b:wq\r" + end},
-		{"paste end inside a paste", "a\x1b[201~b\n", paste, start + "a[201~b\r" + end},
-		{"paste start inside a paste", "a\x1b[200~b\n", paste, start + "a[200~b\r" + end},
-		{"ESC run before a marker", "\x1b\x1b\x1b[201~x\n", paste, start + "[201~x\r" + end},
-		{"marker dropped unbracketed too", "x\x1b[201~", paste, "x[201~"},
-		{"marker dropped with paste off", "x\x1b[200~y", plain, "x[200~y"},
-		{"ESC kept before other CSI", "\x1b[A\x1b[20~\x1b[2001~", plain, "\x1b[A\x1b[20~\x1b[2001~"},
-		{"incomplete marker at the end kept", "\x1b[201", plain, "\x1b[201"},
-		{"lone ESC at the end kept", "a\x1b", paste, "a\x1b"},
-		{"invalid UTF-8 per byte", "a\xff\xfeb", plain, "a\uFFFD\uFFFDb"},
-		{"truncated rune", "\xe6\xbc", plain, "\uFFFD\uFFFD"},
-		{"C1 CSI code point kept", "\u009b201~\n", paste, start + "\u009b201~\r" + end},
-		{"key modes ignored", "a\nb", ptyinput.Modes{AppCursor: true, AppKeypad: true, Mouse: ptyinput.MouseAny}, "a\rb"},
+		{"empty", "", ""},
+		{"ascii", "hello", "hello"},
+		{"utf-8 as is", "é漢😀e\u0301", "é漢😀e\u0301"},
+		{"LF stays LF (Control+j)", "ls\n", "ls\n"},
+		{"CR stays CR (Enter)", "echo one; seq 3 5\r", "echo one; seq 3 5\r"},
+		{"CRLF stays CRLF", "a\r\nb", "a\r\nb"},
+		{"multi-line text is typed, not bracketed", "a\nb\nc", "a\nb\nc"},
+		{"paste end inside goes verbatim", "a\x1b[201~b\n", "a\x1b[201~b\n"},
+		{"paste start inside goes verbatim", "a\x1b[200~b\r", "a\x1b[200~b\r"},
+		{"ESC run before a marker kept", "\x1b\x1b\x1b[201~x", "\x1b\x1b\x1b[201~x"},
+		{"ESC before other CSI kept", "\x1b[A\x1b[20~", "\x1b[A\x1b[20~"},
+		{"Escape then a command", "\x1b:wq\r", "\x1b:wq\r"},
+		{"C0 and DEL kept", "\x00\x03\x04\x7f\t", "\x00\x03\x04\x7f\t"},
+		{"C1 CSI code point kept", "\u009b201~", "\u009b201~"},
+		{"invalid UTF-8 per byte", "a\xff\xfeb", "a\uFFFD\uFFFDb"},
+		{"truncated rune", "\xe6\xbc", "\uFFFD\uFFFD"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ptyinput.EncodeText(tc.text, tc.m); string(got) != tc.want {
+			if got := ptyinput.EncodeText(tc.text); string(got) != tc.want {
 				t.Errorf("EncodeText(%q) = %q, want %q", tc.text, got, tc.want)
 			}
 		})

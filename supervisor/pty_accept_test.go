@@ -332,9 +332,9 @@ func tmuxKey(t *testing.T, chord []string) string {
 // compareWithTmux runs r's program in tmux, on the host, as an
 // unprivileged uid (as in the sandbox) in a directory holding the same
 // files, with the sandbox's environment, and sends it the same inputs
-// the way tmux itself encodes them (its own key encoding in the
-// program's modes, paste-buffer -p for text with a line break), one at
-// a time. After the readiness observation and after each input it waits
+// the way tmux itself sends them (its own key encoding in the program's
+// modes; text with send-keys -l, its bytes as they are, line breaks and
+// escapes included, as ours are), one at a time. After the readiness observation and after each input it waits
 // until tmux's pane shows our observation's frame, cursor and screen
 // mode, and fails with both screens when it never does. An exited
 // observation is compared by its frame and the exit status.
@@ -393,11 +393,7 @@ func compareWithTmux(t *testing.T, r ptyRun, res ptyResult) {
 		switch v := in.(type) {
 		case transcript.Text:
 			after = fmt.Sprintf("input %d text %q", i+1, v.Text)
-			if strings.Contains(v.Text, "\n") {
-				pane.Paste(v.Text)
-			} else {
-				pane.Type(v.Text)
-			}
+			pane.Type(v.Text)
 		case transcript.Key:
 			after = fmt.Sprintf("input %d key %q", i+1, v.Keys)
 			pane.SendKeys(tmuxKey(t, v.Keys))
@@ -450,7 +446,7 @@ func text(s string) transcript.Input   { return transcript.Text{Text: s} }
 func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
 
 // TestPTYVim: vim edits a new file in the mapped root — insert, move,
-// x, dd, a bracketed paste, :wq — with every frame equal to tmux's; the file is on the host
+// x, dd, text holding a line feed, :wq — with every frame equal to tmux's; the file is on the host
 // afterwards with what was typed, and the run finished with vim's exit
 // code 0.
 func TestPTYVim(t *testing.T) {
@@ -459,9 +455,9 @@ func TestPTYVim(t *testing.T) {
 		inputs: []transcript.Input{
 			text("iHello world"), key("Enter"), text("delete me"), key("Enter"), text("last line"),
 			key("Escape"), text("gg"), text("x"), text("j"), text("dd"), text("$"),
-			// vim enables bracketed paste: text with line breaks is one
-			// paste, inserted as is (tmux: paste-buffer -p).
-			text("o"), text("pasted one\n\tpasted two"), key("Escape"),
+			// Text is typed as it is, though vim enabled bracketed paste:
+			// its LF is Control+j, which in Insert mode begins a new line.
+			text("o"), text("typed one\n\ttyped two"), key("Escape"),
 			text(":wq"), key("Enter"),
 		}}
 	res := runPTY(t, r)
@@ -470,7 +466,7 @@ func TestPTYVim(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vim's file in the mapped root: %v", err)
 	}
-	if want := "ello world\nlast line\npasted one\n\tpasted two\n"; string(got) != want {
+	if want := "ello world\nlast line\ntyped one\n\ttyped two\n"; string(got) != want {
 		t.Fatalf("notes.txt holds %q, want %q", got, want)
 	}
 	compareWithTmux(t, r, res)
@@ -485,11 +481,9 @@ func testdata(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestPTYLess: less on a file longer than the screen pages with Space,
-// searches with /word Enter and quits with q; every frame equals tmux's
-// and the run exits 0.
-func TestPTYLess(t *testing.T) {
-	t.Parallel()
+// lessWords is a file for less, longer than its screen, with "needle" on
+// line 77 alone.
+func lessWords() string {
 	var b strings.Builder
 	for i := 1; i <= 120; i++ {
 		w := "plain"
@@ -498,7 +492,15 @@ func TestPTYLess(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "line %03d %s %s\n", i, w, strings.Repeat("x", i%30))
 	}
-	r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": b.String()},
+	return b.String()
+}
+
+// TestPTYLess: less on a file longer than the screen pages with Space,
+// searches with /word Enter and quits with q; every frame equals tmux's
+// and the run exits 0.
+func TestPTYLess(t *testing.T) {
+	t.Parallel()
+	r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": lessWords()},
 		inputs: []transcript.Input{text(" "), text("/needle"), key("Enter"), text("q")}}
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
@@ -509,8 +511,9 @@ func TestPTYLess(t *testing.T) {
 }
 
 // TestPTYBash: an interactive bash without start files runs commands
-// with output, a cat reading the terminal until Control+d, a bracketed
-// paste, and exit; every frame equals tmux's and the run exits 0.
+// with output, a cat reading the terminal until Control+d, a command
+// ended by a line feed, and exit; every frame equals tmux's and the run
+// exits 0.
 func TestPTYBash(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 50, rows: 16, argv: []string{"bash", "--norc", "--noprofile"},
@@ -521,15 +524,17 @@ func TestPTYBash(t *testing.T) {
 			// terminal, which wraps.
 			text("echo 'héllo 日本 ✓ e\u0301 x'; printf " + `'a\tb\tc\n'`), key("Enter"),
 			text("cat"), key("Enter"), text("typed line"), key("Enter"), key("Control", "d"),
-			// Text with a line break is pasted: bash inserts it, and runs
-			// it only at Enter.
-			text("echo pasted\n"), key("Enter"),
+			// Text is typed as it is, though bash enabled bracketed
+			// paste: its LF is Control+j, which readline binds to
+			// accept-line, so the command runs; the Enter after it
+			// gives an empty prompt.
+			text("echo lf-$((6*7))\n"), key("Enter"),
 			text("exit"), key("Enter"),
 		}}
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
 	screen := strings.Join(res.obs[len(res.obs)-2].lines, "\n")
-	for _, want := range []string{"hello world", "a-b\nc-d", "typed line\ntyped line", "pasted", "a       b       c", "héllo 日本 ✓ e\u0301 x"} {
+	for _, want := range []string{"hello world", "a-b\nc-d", "typed line\ntyped line", "lf-42", "a       b       c", "héllo 日本 ✓ e\u0301 x"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen before exit lacks %q:\n%s", want, screen)
 		}
@@ -682,9 +687,10 @@ func TestPTYMouseClick(t *testing.T) {
 	}
 }
 
-// TestPTYTypedLines: sh (dash) never enables bracketed paste, so text
-// with line breaks is typed, each line feed as Enter (CR), and every line
-// runs; the exit status it ends with is the run's. Frames equal tmux's.
+// TestPTYTypedLines: text with line feeds, typed into sh (dash): in
+// canonical mode the line discipline ends a line at LF as at CR, so every
+// line runs; the exit status it ends with is the run's. Frames equal
+// tmux's.
 func TestPTYTypedLines(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 40, rows: 8, argv: []string{"sh"},
@@ -699,4 +705,54 @@ func TestPTYTypedLines(t *testing.T) {
 		t.Fatalf("the typed lines did not both run:\n%s", numbered(res.obs[1].lines))
 	}
 	compareWithTmux(t, r, res)
+}
+
+// TestPTYTypedEnter: a command typed with its Enter in one text (a CR
+// inside input.text) runs, as the same keystrokes do in tmux (send-keys
+// -l), though bash, vim and less enable bracketed paste: input.text is
+// typed byte for byte, never pasted. Every frame equals tmux's.
+func TestPTYTypedEnter(t *testing.T) {
+	t.Parallel()
+	t.Run("bash", func(t *testing.T) {
+		t.Parallel()
+		r := ptyRun{cols: 50, rows: 12, argv: []string{"bash", "--norc", "--noprofile"},
+			inputs: []transcript.Input{text("echo one; seq 3 5\r"), text("exit\r")}}
+		res := runPTY(t, r)
+		checkExitedAfter(t, res, len(r.inputs))
+		if screen := strings.Join(res.obs[1].lines, "\n"); !strings.Contains(screen, "one\n3\n4\n5\n") {
+			t.Errorf("the command did not run:\n%s", numbered(res.obs[1].lines))
+		}
+		compareWithTmux(t, r, res)
+	})
+	t.Run("vim", func(t *testing.T) {
+		t.Parallel()
+		r := ptyRun{cols: 50, rows: 10, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "typed.txt"},
+			inputs: []transcript.Input{
+				text(":set number\r"), text("ifirst line\rsecond"), key("Escape"), text(":wq\r"),
+			}}
+		res := runPTY(t, r)
+		checkExitedAfter(t, res, len(r.inputs))
+		if l := res.obs[3].lines; l[0] != "  1 first line" || l[1] != "  2 second" {
+			t.Errorf(":set number or the typed Enter did not take effect:\n%s", numbered(l))
+		}
+		got, err := os.ReadFile(filepath.Join(res.root, "typed.txt"))
+		if err != nil {
+			t.Fatalf("vim's file in the mapped root (:wq typed with its Enter): %v", err)
+		}
+		if want := "first line\nsecond\n"; string(got) != want {
+			t.Errorf("typed.txt holds %q, want %q", got, want)
+		}
+		compareWithTmux(t, r, res)
+	})
+	t.Run("less", func(t *testing.T) {
+		t.Parallel()
+		r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": lessWords()},
+			inputs: []transcript.Input{text("/needle\r"), text("q")}}
+		res := runPTY(t, r)
+		checkExitedAfter(t, res, len(r.inputs))
+		if !strings.HasPrefix(res.obs[1].lines[0], "line 077 needle") {
+			t.Errorf("the search typed with its Enter did not run:\n%s", numbered(res.obs[1].lines))
+		}
+		compareWithTmux(t, r, res)
+	})
 }
