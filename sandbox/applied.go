@@ -85,10 +85,15 @@ type Evidence struct {
 	// CgroupError is why the sandbox's cgroup could not be made (or only
 	// partly): the first unwritable directory and its errno. "" when the
 	// cgroup was made, or not tried (rootless).
-	CgroupError     string      `json:"cgroup_error,omitempty"`
-	UserNamespace   bool        `json:"user_namespace"`
-	UID             int         `json:"uid"`
-	GID             int         `json:"gid"`
+	CgroupError   string `json:"cgroup_error,omitempty"`
+	UserNamespace bool   `json:"user_namespace"`
+	UID           int    `json:"uid"`
+	GID           int    `json:"gid"`
+	// HostUID and HostGID are what UID and GID map to on the host, when
+	// the sandbox has a user namespace (UID and GID are then the ids
+	// inside it); without one UID and GID are host ids, and these are 0.
+	HostUID         int         `json:"host_uid,omitempty"`
+	HostGID         int         `json:"host_gid,omitempty"`
 	Milestones      []Milestone `json:"milestones"`
 	PeakMemoryBytes int64       `json:"peak_memory_bytes,omitempty"`
 	OOMKills        int64       `json:"oom_kills,omitempty"`
@@ -149,6 +154,9 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	sb.evidence.Namespaces = ns
 	sb.evidence.UserNamespace = s.UserNamespace
 	sb.evidence.UID, sb.evidence.GID = s.UID, s.GID
+	if s.UserNamespace {
+		sb.evidence.HostUID, sb.evidence.HostGID = sb.hostUID, sb.hostGID
+	}
 
 	// Filesystem: a different mount namespace, a root that is not ours
 	// (pivot_root happened), and the mapped root is what the subject will
@@ -169,6 +177,12 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 			return stepErr("verify", "workdir", fmt.Errorf("%w: %s is not the mapped root that was opened (%v)", ErrNotVerified, Workdir, err))
 		}
 		fs.Checks = append(fs.Checks, "workdir-bound")
+	}
+	if s.scratchTmpfs() {
+		if err := checkScratch(procRoot+Workdir, s.Limits.ScratchBytes); err != nil {
+			return stepErr("verify", "scratch", fmt.Errorf("%w: %w", ErrNotVerified, err))
+		}
+		fs.Checks = append(fs.Checks, "scratch-tmpfs")
 	}
 	if sb.rootfs != nil {
 		for _, e := range sb.rootfsEntries {
@@ -206,22 +220,19 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 // leader's view) still shows uid 0 there, while the thread that execs
 // has the right ids; execve makes that thread the leader.
 func (sb *Sandbox) verifyCredentials(pid int, rootless bool) error {
-	s := &sb.spec
 	st, err := procStatus(pid)
 	if err != nil {
 		return stepErr("verify", "credentials", err)
 	}
-	wantUID, wantGID := s.UID, s.GID
-	if rootless || s.UserNamespace {
-		// /proc shows ids as seen from our namespace.
-		wantUID, wantGID = mapToHost(s.UID, rootless), mapGIDToHost(s.GID, rootless)
-	}
+	// /proc shows ids as seen from our namespace: with a user namespace,
+	// what the subject's ids map to.
+	wantUID, wantGID := sb.hostUID, sb.hostGID
 	if err := checkIDs(st, wantUID, wantGID); err != nil {
 		return err
 	}
 	// A per-sandbox id is named by a fixed word (the number is in the
 	// evidence): nothing in Applied depends on the random draw.
-	uidReason, unpriv := sb.uidReason(s.UID), true
+	uidReason, unpriv := sb.uidReason(wantUID), true
 	if rootless {
 		// 0 inside a user namespace that maps only our own host uid.
 		uidReason = "uid-0-in-userns-as-caller"
@@ -384,21 +395,6 @@ func (sb *Sandbox) collectStats() {
 	}
 }
 
-func mapToHost(id int, rootless bool) int {
-	if rootless {
-		return os.Geteuid()
-	}
-	return userNSBase + id
-}
-
-// mapGIDToHost is mapToHost for a group id.
-func mapGIDToHost(id int, rootless bool) int {
-	if rootless {
-		return os.Getegid()
-	}
-	return userNSBase + id
-}
-
 // ownNamespaces reads this thread's namespaces on a locked thread.
 // /proc/self/ns names the thread-group leader's, and libcontainer leaves
 // a locked thread inside a container's mount namespace for good (its
@@ -506,4 +502,26 @@ func readKV(path string) (map[string]int64, error) {
 		}
 	}
 	return m, nil
+}
+
+// checkScratch requires dir, the sandbox's Workdir as the host reaches
+// it, to be a tmpfs of size bytes (0: any size): the scratch root, which
+// is no host filesystem and holds no more than that.
+func checkScratch(dir string, size int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	if st.Type != unix.TMPFS_MAGIC {
+		return fmt.Errorf("%s is filesystem type %#x, not a tmpfs", Workdir, st.Type)
+	}
+	if size > 0 {
+		// tmpfs rounds its size up to whole pages.
+		page := int64(os.Getpagesize())
+		want := (size + page - 1) / page * page
+		if got := int64(st.Blocks) * st.Bsize; got != want {
+			return fmt.Errorf("%s is a tmpfs of %d bytes, want %d", Workdir, got, want)
+		}
+	}
+	return nil
 }

@@ -12,10 +12,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// userNSBase is the first host id of the range a root supervisor maps into
-// an opt-in user namespace (container ids 0..65535). It is far above any
-// id a distribution hands out, so the sandbox's ids own nothing on the host.
+// userNSBase is the host id of container root in a root supervisor's
+// opt-in user namespace, and the base of the range mapped for ids the
+// caller chose (container ids 0..65535 to userNSBase+id). It is far above
+// any id a distribution hands out, so these ids own nothing on the host.
+// The subject's own ids are not in it by default: they are the
+// sandbox's per-sandbox ids (uid.go, userNSMappings).
 const userNSBase = 1 << 30
+
+// ttyGID is the devpts instance's group (devptsMount), mapped in a root
+// supervisor's user namespace so that the mount option is valid.
+const ttyGID = 5
+
+// userNSMappings are the uid and gid maps of the sandbox's user
+// namespace. Rootless, only the caller's own ids can be mapped, to 0.
+// As root with the subject's default ids, container root (which only
+// libcontainer's set-up runs as, before the subject) is userNSBase, the
+// tty group userNSBase+5, and the subject's DefaultUID/DefaultGID its
+// sandbox's own host id (hostUID, hostGID): no two sandboxes' subjects
+// share a host uid, with or without a user namespace. With ids the
+// caller chose, the whole container range 0..65535 is mapped to
+// userNSBase+id, as those ids may be any of it.
+func userNSMappings(s *Spec, rootless bool, hostUID, hostGID int) (uids, gids []configs.IDMap) {
+	if rootless {
+		return []configs.IDMap{{ContainerID: 0, HostID: int64(unix.Geteuid()), Size: 1}},
+			[]configs.IDMap{{ContainerID: 0, HostID: int64(unix.Getegid()), Size: 1}}
+	}
+	if hostUID == userNSBase+s.UID && hostGID == userNSBase+s.GID {
+		return []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}},
+			[]configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}}
+	}
+	uids = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 1}, {ContainerID: int64(s.UID), HostID: int64(hostUID), Size: 1}}
+	gids = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 1}, {ContainerID: ttyGID, HostID: userNSBase + ttyGID, Size: 1}, {ContainerID: int64(s.GID), HostID: int64(hostGID), Size: 1}}
+	return uids, gids
+}
 
 // maskedPaths and readonlyPaths are runc's defaults for /proc and /sys.
 var (
@@ -43,7 +73,8 @@ func sandboxDevices() []*devconfig.Device {
 
 // containerConfig turns a defaulted Spec into libcontainer's config. It
 // makes no system calls.
-func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroupName string, rootless bool, access cgroupAccess) *configs.Config {
+// hostUID and hostGID are the subject's host ids (Sandbox.hostUID).
+func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroupName string, rootless bool, access cgroupAccess, hostUID, hostGID int) *configs.Config {
 	ns := configs.Namespaces{
 		{Type: configs.NEWNS}, {Type: configs.NEWPID}, {Type: configs.NEWNET},
 		{Type: configs.NEWIPC}, {Type: configs.NEWUTS},
@@ -77,15 +108,7 @@ func containerConfig(s *Spec, id, rootfs string, mounts []*configs.Mount, cgroup
 	}
 	if s.UserNamespace {
 		cfg.Namespaces = append(cfg.Namespaces, configs.Namespace{Type: configs.NEWUSER})
-		if rootless {
-			// Only our own ids may be mapped without a setuid helper; they
-			// become 0 inside (with every capability dropped).
-			cfg.UIDMappings = []configs.IDMap{{ContainerID: 0, HostID: int64(unix.Geteuid()), Size: 1}}
-			cfg.GIDMappings = []configs.IDMap{{ContainerID: 0, HostID: int64(unix.Getegid()), Size: 1}}
-		} else {
-			cfg.UIDMappings = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}}
-			cfg.GIDMappings = []configs.IDMap{{ContainerID: 0, HostID: userNSBase, Size: 65536}}
-		}
+		cfg.UIDMappings, cfg.GIDMappings = userNSMappings(s, rootless, hostUID, hostGID)
 	}
 	return cfg
 }

@@ -89,7 +89,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 		sb.cg = probeCgroupAccess(sb.id)
 		sb.evidence.CgroupError = sb.cg.detail
 	}
-	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless, sb.cg)
+	cfg := containerConfig(s, sb.id, root, mounts, sb.id, rootless, sb.cg, sb.hostUID, sb.hostGID)
 	con, err := newConsole(c, s, cfg, rootless) // nil without Spec.Terminal
 	if err != nil {
 		return err

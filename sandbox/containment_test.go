@@ -118,7 +118,11 @@ func TestContainment(t *testing.T) {
 		{"socket alg", []string{"socket", "alg", "seqpacket", "0"}, "ERR EAFNOSUPPORT"},
 		// What programs need keeps working.
 		{"socketpair unix", []string{"socketpair", "unix", "stream", "0"}, "OK"},
-		{"socket unix dgram", []string{"socket", "unix", "dgram", "0"}, "OK"},
+		// A pathname socket in the mapped root crosses the network
+		// namespace (TestUnixSocketCrossesNoNamespace): socket(AF_UNIX)
+		// is refused, socketpair stays.
+		{"socket unix dgram", []string{"socket", "unix", "dgram", "0"}, "ERR EPERM"},
+		{"socket unix stream", []string{"socket", "unix", "stream", "0"}, "ERR EPERM"},
 		{"socket inet stream", []string{"socket", "inet", "stream", "0"}, "OK"},
 		{"socket inet6 dgram", []string{"socket", "inet6", "dgram", "0"}, "OK"},
 		{"socket netlink route (getifaddrs, ip)", []string{"socket", "netlink", "raw", "route"}, "OK"},
@@ -185,6 +189,8 @@ func TestAllowList(t *testing.T) {
 		{"socket vsock", []string{"socket", "vsock", "stream", "0"}, "ERR EAFNOSUPPORT"},
 		{"socket netlink kobject_uevent", []string{"socket", "netlink", "dgram", "kobject_uevent"}, "ERR EPROTONOSUPPORT"},
 		{"socket inet stream", []string{"socket", "inet", "stream", "0"}, "OK"},
+		{"socket unix", []string{"socket", "unix", "stream", "0"}, "ERR EPERM"},
+		{"socketpair unix", []string{"socketpair", "unix", "stream", "0"}, "OK"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,9 +46,10 @@ func init() {
 const initPipeEnv = "_LIBCONTAINER_INITPIPE"
 
 // sandboxReaperArgs is the argv (from argv[1]) of the sandbox's PID-1
-// reaper running the subject argv, with the seccomp filter it installs.
+// reaper running the subject argv, with the seccomp filter it installs
+// (socket(AF_UNIX) refused, seccomp.go).
 func sandboxReaperArgs(subject []string) ([]string, error) {
-	prog, err := buildFilter()
+	prog, err := buildFilter(false)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +57,13 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 }
 
 // directReaperArgs is the argv (from argv[1]) of isolation none's reaper
-// running the subject argv: the same seccomp filter as a sandbox's, and
-// the ids it switches to before it parks (nil: it keeps the caller's).
+// running the subject argv: the seccomp filter of a sandbox, except that
+// socket(AF_UNIX) is allowed (a host subject shares the host's network
+// and filesystem anyway), and the ids it switches to before it parks
+// (nil: it keeps the caller's).
 // fileBytes is the RLIMIT_FSIZE it sets on itself first (0: none).
 func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64) ([]string, error) {
-	prog, err := buildFilter()
+	prog, err := buildFilter(true)
 	if err != nil {
 		return nil, err
 	}

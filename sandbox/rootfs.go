@@ -70,7 +70,7 @@ func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, pin
 		}
 		rootSource = src
 	}
-	mounts = append(mounts, standardMounts(rootSource, s.Limits)...)
+	mounts = append(mounts, standardMounts(rootSource, s)...)
 	return mounts, held, nil
 }
 
@@ -208,10 +208,11 @@ func readlinkFd(h *hostDir) (string, error) {
 
 // standardMounts are the sandbox's own filesystems, identical in both
 // layouts: new /proc (PID namespace), minimal /dev, private /tmp, the
-// mapped root at Workdir.
+// mapped root or the scratch root at Workdir.
 // rootSource is the mount source of the mapped root (hostDir.source), ""
 // when none is mapped.
-func standardMounts(rootSource string, l Limits) []*configs.Mount {
+func standardMounts(rootSource string, s *Spec) []*configs.Mount {
+	l := s.Limits
 	tmp := "mode=1777"
 	if l.TmpBytes > 0 {
 		tmp += ",size=" + strconv.FormatInt(l.TmpBytes, 10)
@@ -224,6 +225,18 @@ func standardMounts(rootSource string, l Limits) []*configs.Mount {
 	}
 	if rootSource != "" {
 		ms = append(ms, bindMount(rootSource, Workdir, rwBind))
+	}
+	if s.scratchTmpfs() {
+		// The scratch root: mounted by libcontainer's init inside the new
+		// mount namespace, so no host filesystem holds a byte of it and
+		// the kernel frees it with the namespace, whoever dies first.
+		// Owned by the subject's ids as the init sees them (inside a user
+		// namespace, the container ids), private to it.
+		data := fmt.Sprintf("mode=0700,uid=%d,gid=%d", s.UID, s.GID)
+		if l.ScratchBytes > 0 {
+			data += ",size=" + strconv.FormatInt(l.ScratchBytes, 10)
+		}
+		ms = append(ms, &configs.Mount{Source: "tvs-scratch", Destination: Workdir, Device: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: data})
 	}
 	return ms
 }

@@ -82,8 +82,13 @@ type Sandbox struct {
 	// make (rootless, a user namespace).
 	ids *idClaim
 	// perRootID is the id derived from the mapped root (rootID), shared
-	// by every sandbox on that directory; 0 when not used.
+	// by every sandbox of the same isolation on that directory; 0 when
+	// not used.
 	perRootID int
+	// hostUID and hostGID are the subject's ids as the host sees them:
+	// Spec.UID and GID without a user namespace, their mapping with one
+	// (hostIDs).
+	hostUID, hostGID int
 
 	// cg says which cgroup directories a root sandbox could not make
 	// (privilege.go); the zero value when all could.
@@ -175,8 +180,13 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 	if err := sb.claimIDs(c, idsRootless); err != nil {
 		return err
 	}
-	if s.ScratchRoot {
-		scratch, root, err := makeScratchRoot(sb.dir, id, s, rootless)
+	sb.hostIDs(rootless)
+	// An os sandbox's scratch root is a tmpfs mounted in its own mount
+	// namespace (standardMounts): nothing of it is on a host filesystem,
+	// and it dies with the namespace, after a crash too. Isolation none
+	// has no mount namespace: its scratch root is a host directory.
+	if s.ScratchRoot && !s.scratchTmpfs() {
+		scratch, root, err := makeScratchRoot(sb.dir, id, s)
 		if err != nil {
 			return stepErr("scratch root", scratch, err)
 		}
@@ -231,36 +241,58 @@ func (sb *Sandbox) claimIDs(c *cleanup, rootless bool) error {
 	if err != nil {
 		return stepErr("uid", "/proc/self/uid_map", err)
 	}
+	var id int
 	if sb.root != nil {
-		// Every sandbox on this directory shares its id: nothing to claim.
-		id := rootID(sb.root.id, w)
-		if s.UID == 0 {
-			s.UID = id
-		}
-		if s.GID == 0 {
-			s.GID = id
-		}
+		// Every sandbox of this isolation on this directory shares its
+		// id: nothing to claim.
+		id = rootID(sb.root.id, w, s.isolation())
 		sb.perRootID = id
+	} else {
+		claim, err := claimID(s.StateDir, sb.id, w)
+		if err != nil {
+			return stepErr("uid", s.StateDir, err)
+		}
+		c.add(claim.release)
+		sb.ids = claim
+		id = claim.id
+	}
+	if s.UserNamespace && s.isolation() == IsolationOS {
+		// The per-sandbox id is the host side of the subject's mapping
+		// (containerConfig); inside, it is DefaultUID/DefaultGID.
+		s.UID, s.GID = DefaultUID, DefaultGID
+		sb.hostUID, sb.hostGID = id, id
 		return nil
 	}
-	claim, err := claimID(s.StateDir, sb.id, w)
-	if err != nil {
-		return stepErr("uid", s.StateDir, err)
-	}
-	c.add(claim.release)
-	sb.ids = claim
 	if s.UID == 0 {
-		s.UID = claim.id
+		s.UID = id
 	}
 	if s.GID == 0 {
-		s.GID = claim.id
+		s.GID = id
 	}
 	return nil
 }
 
-// uidReason is the unprivileged-uid mechanism's reason for a uid that is
-// not the caller's: a fixed word for a per-sandbox id, so that nothing
-// derived from Applied varies with the random draw.
+// hostIDs fills in the subject's host ids where claimIDs did not: the
+// caller's own rootless; with a root supervisor's user namespace and
+// ids the caller chose, userNSBase+id (the whole container range is then
+// mapped, as the caller's ids may be any of it); otherwise Spec.UID and
+// GID themselves.
+func (sb *Sandbox) hostIDs(rootless bool) {
+	s := &sb.spec
+	switch {
+	case sb.hostUID != 0:
+	case os.Geteuid() != 0 || (rootless && s.isolation() == IsolationOS):
+		sb.hostUID, sb.hostGID = os.Geteuid(), os.Getegid()
+	case s.UserNamespace && s.isolation() == IsolationOS:
+		sb.hostUID, sb.hostGID = userNSBase+s.UID, userNSBase+s.GID
+	default:
+		sb.hostUID, sb.hostGID = s.UID, s.GID
+	}
+}
+
+// uidReason is the unprivileged-uid mechanism's reason for a host uid
+// that is not the caller's: a fixed word for a per-sandbox id, so that
+// nothing derived from Applied varies with the random draw.
 func (sb *Sandbox) uidReason(uid int) string {
 	if sb.ids != nil && uid == sb.ids.id {
 		return "uid-per-sandbox"

@@ -13,10 +13,11 @@ import (
 // otherUser is a local uid that is neither root, nor us, nor the subject.
 const otherUser = 12345
 
-// TestScratchRoot: the subject's scratch root is an empty, writable
-// directory in the temporary directory, named after the sandbox, and goes
-// with it; another local user (issue 8 item 14: it was 0777 in a
-// listable /tmp) can neither list it nor write into it while it lives.
+// TestScratchRoot: the subject's scratch root is empty and writable and
+// goes with the sandbox. Under isolation none it is a directory in the
+// temporary directory, named after the sandbox, which another local user
+// (it was once 0777 in a listable /tmp) can neither list nor write into
+// while it lives; under isolation os it is not on the host at all.
 func TestScratchRoot(t *testing.T) {
 	f := newFixture(t) // CheckNoLeaks: the state entry, scratch included, must be gone
 	for _, iso := range bothIsolations {
@@ -30,6 +31,18 @@ func TestScratchRoot(t *testing.T) {
 			t.Cleanup(func() { _ = sb.Destroy() })
 			root := sb.Evidence().HostRoot
 			scratch := filepath.Join(os.TempDir(), scratchPrefix+sb.ID())
+			if iso == IsolationOS {
+				// A tmpfs of its own mount namespace (TestScratchRootBounded):
+				// nothing on the host to reach.
+				ex, err := sb.Wait()
+				if err != nil || ex.Code != 0 {
+					t.Fatalf("subject: %+v %v (the root was not empty or not writable)", ex, err)
+				}
+				if root != "" || fileExists(scratch) {
+					t.Errorf("os scratch root on the host: evidence %q, %s exists %v", root, scratch, fileExists(scratch))
+				}
+				return
+			}
 			if want := filepath.Join(scratch, scratchWorkdir); root != want {
 				t.Errorf("scratch root %s, want %s", root, want)
 			}

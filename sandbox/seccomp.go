@@ -33,6 +33,23 @@ import (
 // of kernel bugs. Programs need exactly the allowed four, whatever the
 // network mode, and the same filter is correct for the direct runner too
 // (isolation none): there it costs a host subject vsock and uevents only.
+//
+// Under isolation os, socket(AF_UNIX) itself is refused (EPERM);
+// socketpair(AF_UNIX) stays. A pathname unix socket is a file: one in
+// the mapped root (or anywhere a host process can also reach) is the same
+// socket on both sides of the network namespace, so a host process
+// listening there is a host service the subject can talk to, and either
+// side can pass the other a descriptor over SCM_RIGHTS, a connected host
+// TCP socket included: a network-deny receipt would be false. Seccomp
+// cannot see the address of bind or connect (it is in memory), so the
+// socket is refused where it is made, as sandbox-runtime does by default.
+// socketpair needs no address and connects only the two descriptors it
+// returns, which stay in the sandbox (its stdio are pipes, and nothing
+// else of the host is handed in). The reaper and libcontainer's init use
+// no unix socket of their own after the filter is installed; programs
+// that listen on or connect to one (tmux's server, gpg-agent, ssh's
+// ControlMaster, git's credential-cache, a local database server, Python
+// multiprocessing managers, syslog to /dev/log, nscd) lose it.
 
 // syscallRule denies one system call with an errno.
 type syscallRule struct {
@@ -57,6 +74,8 @@ func SeccompPolicy() []string {
 			unix.ErrnoName(errFamily), ruleNames(socketFamilies())),
 		fmt.Sprintf("socket, socketpair AF_NETLINK: %s when the protocol is not one of %s (NETLINK_KOBJECT_UEVENT carries host uevents; the rest is host state or attack surface)",
 			unix.ErrnoName(errNetlinkProto), ruleNames(netlinkProtocols())),
+		fmt.Sprintf("socket AF_UNIX (isolation os): %s; socketpair stays (a pathname socket in the mapped root is the same socket on both sides of the network namespace)",
+			unix.ErrnoName(errUnixSocket)),
 		"ioctl: EPERM for TIOCSTI and TIOCLINUX (terminal input injection)",
 		fmt.Sprintf("%s: EPERM when the mode carries S_ISUID or S_ISGID (for the open family only when creating): no set-id file leaves the sandbox", ruleNames(setIDArgRules())),
 		"any non-native ABI (i386 int 0x80): process killed; x32 numbers: ENOSYS",
@@ -116,6 +135,12 @@ const (
 	errFamily       = unix.EAFNOSUPPORT
 	errNetlinkProto = unix.EPROTONOSUPPORT
 )
+
+// errUnixSocket is what socket(AF_UNIX) gets under isolation os: EPERM,
+// because the family exists and works (socketpair) and policy refuses
+// it; a program then says "Operation not permitted", not that the kernel
+// lacks unix sockets.
+const errUnixSocket = unix.EPERM
 
 // socketFamilies is the allow-list of address families for socket(2) and
 // socketpair(2); AF_NETLINK is always allowed and further checked against
@@ -183,9 +208,12 @@ func retErrno(e unix.Errno) unix.SockFilter {
 var retAllow = stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
 
 // buildFilter assembles the program. Every deny is a two-instruction
-// "jeq nr, ret errno" pair and every argument check ends in returns, so all
-// jumps are short and no jump offset can overflow its 8 bits.
-func buildFilter() ([]unix.SockFilter, error) {
+// "jeq nr, ret errno" pair and every argument check ends in returns (or,
+// for socket(AF_UNIX), falls through to a reload), so all jumps are short
+// and no jump offset can overflow its 8 bits. unixSockets keeps
+// socket(AF_UNIX): the direct runner's filter, whose subject shares the
+// host's network and filesystem anyway; a sandbox's filter refuses it.
+func buildFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	arch, ok := auditArch()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnsupportedArch, runtime.GOARCH)
@@ -227,6 +255,15 @@ func buildFilter() ([]unix.SockFilter, error) {
 	p = append(p, reload)
 	p = append(p, argBlock(unix.SYS_UNSHARE, offArg0, nsBody(nsFlags|unix.CLONE_NEWTIME))...)
 	p = append(p, reload)
+	if !unixSockets {
+		// socket(AF_UNIX) → EPERM; any other family falls through to the
+		// reload and the family check below.
+		p = append(p, argBlock(unix.SYS_SOCKET, offArg0, []unix.SockFilter{
+			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AF_UNIX, 0, 1),
+			retErrno(errUnixSocket),
+		})...)
+		p = append(p, reload)
+	}
 	// socket and socketpair share one body: "jeq socket" jumps over
 	// "jeq socketpair" into it, and a miss on both skips it whole.
 	sock := socketBody()

@@ -10,10 +10,20 @@ import (
 // architecture check, every jump lands inside the program, and it ends
 // in a return.
 func TestFilterShape(t *testing.T) {
-	p, err := buildFilter()
-	if err != nil {
-		t.Skipf("no filter on this architecture: %v", err)
+	for _, unixSockets := range []bool{false, true} {
+		p, err := buildFilter(unixSockets)
+		if err != nil {
+			t.Skipf("no filter on this architecture: %v", err)
+		}
+		checkFilterShape(t, p)
 	}
+	if len(SeccompPolicy()) < 40 {
+		t.Errorf("policy lists %d lines", len(SeccompPolicy()))
+	}
+}
+
+func checkFilterShape(t *testing.T, p []unix.SockFilter) {
+	t.Helper()
 	if p[0].Code != unix.BPF_LD|unix.BPF_W|unix.BPF_ABS || p[0].K != offArch {
 		t.Errorf("first instruction %+v does not load the architecture", p[0])
 	}
@@ -29,15 +39,12 @@ func TestFilterShape(t *testing.T) {
 	if last := p[len(p)-1]; last.Code != unix.BPF_RET|unix.BPF_K || last.K != unix.SECCOMP_RET_ALLOW {
 		t.Errorf("last instruction %+v", last)
 	}
-	if len(SeccompPolicy()) < 40 {
-		t.Errorf("policy lists %d lines", len(SeccompPolicy()))
-	}
 }
 
 // TestFilterEval runs the program through a tiny classic-BPF evaluator
 // for the calls the containment suite cannot reach directly.
 func TestFilterEval(t *testing.T) {
-	p, err := buildFilter()
+	p, err := buildFilter(false)
 	if err != nil {
 		t.Skipf("no filter on this architecture: %v", err)
 	}
@@ -72,7 +79,8 @@ func TestFilterEval(t *testing.T) {
 		{"socket netlink generic", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC}, seccompErrno(unix.EPROTONOSUPPORT)},
 		{"socket netlink route high bits", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_NETLINK, unix.SOCK_RAW, 1<<32 | unix.NETLINK_ROUTE}, unix.SECCOMP_RET_ALLOW},
 		{"socketpair netlink uevent", arch, unix.SYS_SOCKETPAIR, [4]uint64{unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT}, seccompErrno(unix.EPROTONOSUPPORT)},
-		{"socket unix allowed", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK, 0}, unix.SECCOMP_RET_ALLOW},
+		{"socket unix refused", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK, 0}, seccompErrno(unix.EPERM)},
+		{"socket unix high bits refused like the kernel", arch, unix.SYS_SOCKET, [4]uint64{1<<32 | unix.AF_UNIX, unix.SOCK_DGRAM, 0}, seccompErrno(unix.EPERM)},
 		{"socketpair unix allowed", arch, unix.SYS_SOCKETPAIR, [4]uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC, 0}, unix.SECCOMP_RET_ALLOW},
 		{"socket inet allowed", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, unix.IPPROTO_TCP}, unix.SECCOMP_RET_ALLOW},
 		{"socket inet6 allowed", arch, unix.SYS_SOCKET, [4]uint64{unix.AF_INET6, unix.SOCK_DGRAM, 0}, unix.SECCOMP_RET_ALLOW},
@@ -125,22 +133,36 @@ func TestFilterEval(t *testing.T) {
 // the kernel knows (and some beyond): exactly the allow-lists pass, for
 // socket and socketpair alike, and everything else gets the documented
 // errno.
+//
+// The sandbox's filter (unixSockets false) also refuses socket(AF_UNIX)
+// with EPERM, and keeps socketpair(AF_UNIX); the direct runner's keeps
+// both (TestUnixSocketCrossesNoNamespace).
 func TestFilterSocketFamilies(t *testing.T) {
-	p, err := buildFilter()
-	if err != nil {
-		t.Skipf("no filter on this architecture: %v", err)
+	for _, unixSockets := range []bool{false, true} {
+		p, err := buildFilter(unixSockets)
+		if err != nil {
+			t.Skipf("no filter on this architecture: %v", err)
+		}
+		checkSocketFamilies(t, p, unixSockets)
 	}
+}
+
+func checkSocketFamilies(t *testing.T, p []unix.SockFilter, unixSockets bool) {
+	t.Helper()
 	arch, _ := auditArch()
 	allowedFam := map[uint32]bool{unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
 	allowedProto := map[uint32]bool{unix.NETLINK_ROUTE: true, unix.NETLINK_SOCK_DIAG: true}
 	for _, nr := range []uint32{unix.SYS_SOCKET, unix.SYS_SOCKETPAIR} {
 		for fam := uint32(0); fam < 2*unix.AF_MAX; fam++ {
 			want := seccompErrno(unix.EAFNOSUPPORT)
-			if allowedFam[fam] {
+			switch {
+			case fam == unix.AF_UNIX && nr == unix.SYS_SOCKET && !unixSockets:
+				want = seccompErrno(unix.EPERM)
+			case allowedFam[fam]:
 				want = unix.SECCOMP_RET_ALLOW
 			}
 			if got := evalBPF(t, p, arch, nr, [4]uint64{uint64(fam), unix.SOCK_STREAM, 0}); got != want {
-				t.Errorf("nr %d family %d: got %#x, want %#x", nr, fam, got, want)
+				t.Errorf("unix sockets %v: nr %d family %d: got %#x, want %#x", unixSockets, nr, fam, got, want)
 			}
 		}
 		for proto := uint32(0); proto < 64; proto++ {

@@ -27,10 +27,9 @@ const Workdir = "/sandbox"
 
 // DefaultUID and DefaultGID are the ids the subject runs as inside an
 // opt-in user namespace of a root supervisor (Spec.UserNamespace), when
-// Spec.UID and GID are zero: container ids, which are host
-// userNSBase+65534 there. Without a user namespace a root supervisor
-// gives every sandbox a host uid and gid of its own instead (uid.go); no
-// sandbox runs as the host's nobody.
+// Spec.UID and GID are zero: container ids, mapped to the sandbox's own
+// host id (uid.go), as without a user namespace. No sandbox runs as the
+// host's nobody, and no two sandboxes' subjects share a host uid.
 const (
 	DefaultUID = 65534
 	DefaultGID = 65534
@@ -49,6 +48,10 @@ type Limits struct {
 	// TmpBytes is the size of the sandbox's private /tmp (a tmpfs, also
 	// charged to the memory cgroup where there is one).
 	TmpBytes int64
+	// ScratchBytes is the size of an os sandbox's scratch root
+	// (Spec.ScratchRoot): a tmpfs at Workdir, charged to the memory cgroup
+	// like /tmp. Writing beyond it fails with ENOSPC.
+	ScratchBytes int64
 	// Enforce makes every requested cgroup limit a condition of the start:
 	// a limit that cannot be applied and verified (rootless on cgroup v1,
 	// a read-only cgroupfs) fails Start with ErrLimitNotEnforced before
@@ -58,9 +61,11 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits exec and run use when no flag overrides
-// them: 1 GiB of memory, 512 tasks, files of at most 1 GiB, a 256 MiB /tmp.
+// them: 1 GiB of memory, 512 tasks, files of at most 1 GiB, a 256 MiB /tmp
+// and a 512 MiB scratch root. The two tmpfs are charged to the memory
+// cgroup: together with the subject's own memory they stay within it.
 func DefaultLimits() Limits {
-	return Limits{MemoryBytes: 1 << 30, Pids: 512, FileBytes: 1 << 30, TmpBytes: 256 << 20}
+	return Limits{MemoryBytes: 1 << 30, Pids: 512, FileBytes: 1 << 30, TmpBytes: 256 << 20, ScratchBytes: 512 << 20}
 }
 
 // Spec describes one sandbox. It is plain data: build it, then Validate (or
@@ -81,10 +86,14 @@ type Spec struct {
 	// RootFS is set (the working directory is then "/").
 	Root string
 	// ScratchRoot, instead of Root, gives the subject a fresh empty root
-	// in the temporary directory, writable by the sandbox uid and recorded
-	// in the sandbox's state entry. It goes with the sandbox: Destroy
-	// removes it, and so does the next Sweep if the supervisor was killed
-	// (a temporary directory of the caller's would outlive a SIGKILL).
+	// at Workdir, owned by the subject's uid. Under isolation os it is a
+	// tmpfs of Limits.ScratchBytes mounted in the sandbox's own mount
+	// namespace: nothing of it is on a host filesystem, and it is gone
+	// with the namespace, when the sandbox ends or its supervisor dies.
+	// Isolation none has no mount namespace: there it is a directory in
+	// the temporary directory, recorded in the sandbox's state entry,
+	// removed by Destroy or, after a crash, by the next Sweep, and bounded
+	// only per file (Limits.FileBytes).
 	ScratchRoot bool
 	// RootFS, if set, is a complete root filesystem used read-only instead of
 	// the host's system directories. It is never mounted as the container
@@ -237,7 +246,7 @@ func (s *Spec) Validate() error {
 		// An allow-list cannot be honestly delivered without a namespace.
 		return &SpecError{"Network", "an allow-list needs isolation os"}
 	}
-	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 || s.Limits.FileBytes < 0 || s.Limits.TmpBytes < 0 {
+	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 || s.Limits.FileBytes < 0 || s.Limits.TmpBytes < 0 || s.Limits.ScratchBytes < 0 {
 		return &SpecError{"Limits", "negative limit"}
 	}
 	if s.Limits.MemoryBytes != 0 && s.Limits.MemoryBytes < 4<<20 {
@@ -298,11 +307,10 @@ func (s Spec) withDefaults(rootless bool) Spec {
 	}
 	if rootless {
 		s.UserNamespace = true
-	} else if s.UserNamespace && s.isolation() == IsolationOS && s.UID == 0 && s.GID == 0 {
-		s.UID, s.GID = DefaultUID, DefaultGID
 	}
-	// Otherwise, as root, zero ids are filled in by Start with a claimed
-	// per-sandbox id (uid.go), once the sandbox's state entry exists.
+	// As root, zero ids are filled in by Start with a per-sandbox id
+	// (uid.go) once the sandbox's state entry exists; in a user namespace
+	// that id is the host side of DefaultUID/DefaultGID.
 	hasPath := false
 	for _, e := range s.Env {
 		if strings.HasPrefix(e, "PATH=") {
@@ -317,11 +325,16 @@ func (s Spec) withDefaults(rootless bool) Spec {
 
 // workdir is the subject's working directory inside the sandbox.
 func (s *Spec) workdir() string {
-	if s.Root == "" {
+	if s.Root == "" && !s.ScratchRoot {
 		return "/"
 	}
 	return Workdir
 }
+
+// scratchTmpfs reports whether the scratch root is a tmpfs of the
+// sandbox's own mount namespace (standardMounts) rather than a host
+// directory.
+func (s *Spec) scratchTmpfs() bool { return s.ScratchRoot && s.isolation() == IsolationOS }
 
 // normPolicy maps the zero policy to an explicit deny.
 func normPolicy(p netpolicy.Policy) netpolicy.Policy {

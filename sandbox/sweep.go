@@ -40,29 +40,24 @@ const scratchPrefix = "termverify-scratch-"
 // as the subject's /sandbox.
 const scratchWorkdir = "sandbox"
 
-// makeScratchRoot makes the sandbox id's scratch root and returns it and
-// the directory in it that the subject gets (Spec.Root). Its path is
+// makeScratchRoot makes isolation none's scratch root for the sandbox
+// id and returns it and the directory in it that the subject gets
+// (Spec.Root). (An os sandbox's scratch root is a tmpfs of its own mount
+// namespace, standardMounts, and needs none of this.) Its path is
 // recorded in the state entry first, so that a Sweep after a crash at any
 // point finds and removes it.
 //
-// Other local users must not reach it (issue 8 item 14: it was 0777 in a
-// listable /tmp). The scratch root is made fresh (mkdirat on a checked
-// descriptor of the temporary directory: a planted entry or symlink fails
-// it) and owned by us; the workdir inside it belongs to the subject's host
-// uid, mode 0700 — as root without a user namespace that is the sandbox's
-// own id (claimed before this is called, uid.go), so no other sandbox's
-// subject can enter it either. The scratch root is 0700 when the subject
-// reaches the workdir only through libcontainer's bind mount (root
-// without a user namespace, which binds as root; rootless, where
-// everything is our uid), and 0711 — traversable, not listable — when the
-// subject or its init walks the host path under another uid (isolation
-// none as root, which drops to Spec.UID, the sandbox's own id by default;
-// a root supervisor's user namespace, whose ids are 2^30+id on the host).
-// Either way another user can neither list it nor enter the workdir. The
-// temporary directory itself must pass the state directory's path check
-// (root's or ours, sticky if others can write it), so no one else can
-// rename the scratch root away.
-func makeScratchRoot(entry, id string, s *Spec, rootless bool) (scratch, workdir string, err error) {
+// Other local users must not reach it. The scratch root is made fresh
+// (mkdirat on a checked descriptor of the temporary directory: a planted
+// entry or symlink fails it), owned by us and 0711 (traversable, not
+// listable) where the subject walks the host path as another uid (root,
+// which drops to the sandbox's own id, uid.go), 0700 when the subject is
+// us; the workdir inside it belongs to the subject's uid, mode 0700, so
+// that no other sandbox's subject can enter it either. The temporary
+// directory itself must pass the state directory's path check (root's or
+// ours, sticky if others can write it), so no one else can rename the
+// scratch root away.
+func makeScratchRoot(entry, id string, s *Spec) (scratch, workdir string, err error) {
 	tmp := os.TempDir()
 	scratch = filepath.Join(tmp, scratchPrefix+id)
 	workdir = filepath.Join(scratch, scratchWorkdir)
@@ -74,7 +69,7 @@ func makeScratchRoot(entry, id string, s *Spec, rootless bool) (scratch, workdir
 	if err := os.WriteFile(filepath.Join(entry, scratchFile), []byte(scratch), 0o600); err != nil {
 		return scratch, workdir, err
 	}
-	mode, uid, gid := scratchOwner(s, rootless)
+	mode, uid, gid := scratchOwner(s)
 	if err := unix.Mkdirat(tmpFD, scratchPrefix+id, 0o700); err != nil {
 		return scratch, workdir, &os.PathError{Op: "mkdir", Path: scratch, Err: err}
 	}
@@ -109,20 +104,12 @@ func makeScratchRoot(entry, id string, s *Spec, rootless bool) (scratch, workdir
 }
 
 // scratchOwner returns the scratch root's mode and the host uid and gid
-// the workdir belongs to: the ids the subject runs as on the host.
-// rootless is Start's choice of path (rootlessMode), not asked again.
-func scratchOwner(s *Spec, rootless bool) (mode uint32, uid, gid int) {
-	if os.Geteuid() != 0 || (s.isolation() == IsolationOS && rootless) {
-		// rootless (by capabilities, privilege.go): the subject is us
+// the workdir belongs to: the ids isolation none's subject runs as.
+func scratchOwner(s *Spec) (mode uint32, uid, gid int) {
+	if os.Geteuid() != 0 {
 		return 0o700, os.Geteuid(), os.Getegid()
 	}
-	if s.isolation() == IsolationNone {
-		return 0o711, s.UID, s.GID
-	}
-	if s.UserNamespace {
-		return 0o711, userNSBase + s.UID, userNSBase + s.GID
-	}
-	return 0o700, s.UID, s.GID
+	return 0o711, s.UID, s.GID
 }
 
 // sweepScratch removes the scratch root a dead entry records, if it is

@@ -66,13 +66,19 @@ const scanLimit = 4096
 func inSandboxIDRange(id int) bool { return reservedWindow().contains(id) }
 
 // perSandboxIDs reports whether Start gives the sandbox an id of its own:
-// root, no user namespace (isolation none never has one), and a UID or
-// GID left zero. Rootless, the only id there is is the caller's; in a
-// root supervisor's user namespace the ids are container ids, mapped to
-// userNSBase+id, and the zero value means DefaultUID/DefaultGID there.
+// root, and a UID or GID left zero. Rootless, the only id there is is
+// the caller's. In a root supervisor's user namespace both must be left
+// zero: the subject is then DefaultUID/DefaultGID inside, and the
+// per-sandbox id is what that maps to on the host (userNSMappings), so
+// that no two sandboxes' subjects share a host uid with a user namespace
+// either; ids the caller chose there are container ids, mapped to
+// userNSBase+id.
 func perSandboxIDs(s *Spec, rootless bool) bool {
-	if rootless || (s.UserNamespace && s.isolation() == IsolationOS) {
+	if rootless {
 		return false
+	}
+	if s.UserNamespace && s.isolation() == IsolationOS {
+		return s.UID == 0 && s.GID == 0
 	}
 	return s.UID == 0 || s.GID == 0
 }
@@ -98,6 +104,16 @@ func reservedWindow() idWindow { return idWindow{sandboxIDBase, sandboxIDCount} 
 func (w idWindow) rootHalf() (base, count int)  { return w.base, w.count / 2 }
 func (w idWindow) claimHalf() (base, count int) { return w.base + w.count/2, w.count - w.count/2 }
 
+// rootPart is the part of the lower half that isolation iso's per-root
+// ids come from: its first half for os, the rest for none (rootID).
+func (w idWindow) rootPart(iso Isolation) (base, count int) {
+	base, count = w.rootHalf()
+	if iso == IsolationNone {
+		return base + count/2, count - count/2
+	}
+	return base, count / 2
+}
+
 // In a user namespace that does not map the reserved range (a rootless
 // Podman container maps 0..65536 onto the user's own uid and a
 // subordinate range), a per-sandbox id must still be one the kernel can
@@ -110,9 +126,9 @@ func (w idWindow) claimHalf() (base, count int) { return w.base + w.count/2, w.c
 // in the CI containers this is for, nothing else runs as those.
 const minNestedID = 1000
 
-// minWindow is the fewest ids a window may have: one for a root and one
-// for a claim.
-const minWindow = 2
+// minWindow is the fewest ids a window may have: one for an os root,
+// one for a none root and two for claims.
+const minWindow = 4
 
 // sandboxIDWindow is the window of this process's user namespace.
 func sandboxIDWindow() (idWindow, error) {
@@ -215,22 +231,31 @@ func claimID(stateDir, entry string, w idWindow) (*idClaim, error) {
 	return claimIDIn(stateDir, entry, base, count, randomIndex)
 }
 
-// rootID is the id of every sandbox that maps the directory whose
-// identity is root: a hash of its device and inode into the window's
-// lower half. Sandboxes that map the same directory share an id, so that
-// a later run can change what an earlier one created there (a project
-// tree mapped again and again); they share a writable directory anyway,
-// which is a channel between them whatever their uids. Sandboxes that map
-// different directories get different ids unless the hash collides
-// (about n²/2^24 for n distinct roots in use at once in the reserved
+// rootID is the id of every sandbox of isolation iso that maps the
+// directory whose identity is root: a hash of its device and inode into
+// the window's lower half, whose first part holds the os sandboxes' ids
+// and whose second the none sandboxes' (rootPart).
+//
+// Sandboxes of one isolation that map the same directory share an id,
+// so that a later run can change what an earlier one created there (a
+// project tree mapped again and again); they share a writable directory
+// anyway, which is a channel between them whatever their uids. An os
+// sandbox and a none sandbox never share one, even on one directory:
+// the none subject sees host pids, and with the os subject's uid it
+// would pass the kernel's same-uid checks (ptrace_may_access, kill)
+// against it — read its environment, its memory through /proc/PID/mem
+// and its private /tmp through /proc/PID/root, and signal it — which the
+// shared directory alone does not give. Sandboxes that map different
+// directories get different ids unless the hash collides (about n²/2^23
+// for n distinct roots of one isolation in use at once in the reserved
 // range), and never an id that a random claim can hold.
-func rootID(root fileID, w idWindow) int {
+func rootID(root fileID, w idWindow, iso Isolation) int {
 	h := fnv.New64a()
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], root.dev)
 	binary.LittleEndian.PutUint64(b[8:], root.ino)
 	h.Write(b[:])
-	base, count := w.rootHalf()
+	base, count := w.rootPart(iso)
 	return base + int(h.Sum64()%uint64(count))
 }
 

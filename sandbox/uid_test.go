@@ -519,36 +519,46 @@ func TestIDClaimLifecycle(t *testing.T) {
 	}
 }
 
-// TestIDPerRoot: sandboxes that map the same directory share its id (so
-// that a later run can change what an earlier one created there, as a
-// project tree mapped again and again needs), while sandboxes on
-// different directories do not; neither kind is ever 65534 or a claimed
-// random id.
+// TestIDPerRoot: sandboxes of one isolation that map the same directory
+// share its id (so that a later run can change what an earlier one
+// created there, as a project tree mapped again and again needs); an os
+// and a none sandbox on that directory do not (TestSameRootNoneCannotReachOS),
+// nor do sandboxes on different directories; no such id is ever 65534 or
+// a claimed random id.
 func TestIDPerRoot(t *testing.T) {
-	f := directFixture(t)
-	other := directFixture(t)
-	write := "mkdir -p out && echo $(id -u) > out/f && id -u"
-	var uids []string
-	for i, iso := range []Isolation{IsolationOS, IsolationNone, IsolationOS} {
-		ex, out, stderr, sb := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", write), 20*time.Second)
-		if ex.ShellStatus() != 0 {
-			t.Fatalf("run %d (%s): exit %+v stderr %q: a later run could not rewrite what an earlier one made", i, iso, ex, stderr)
-		}
-		if m, _ := sb.Applied().Mechanism("unprivileged-uid"); m.Reason != "uid-per-root" {
-			t.Errorf("run %d: unprivileged-uid %+v", i, m)
-		}
-		uids = append(uids, out)
-	}
-	if uids[0] != uids[1] || uids[1] != uids[2] {
-		t.Errorf("runs on one root got uids %v, want one", uids)
-	}
-	n, _ := strconv.Atoi(uids[0])
-	if claimBase, _ := reservedWindow().claimHalf(); !inSandboxIDRange(n) || n >= claimBase {
-		t.Errorf("per-root uid %d is not in the lower half of the range", n)
-	}
-	_, out, _, _ := runBox(t, other.isoSpec(IsolationOS, "/bin/sh", "-c", "id -u"), 20*time.Second)
-	if out == uids[0] {
-		t.Errorf("two roots share uid %s", out)
+	for _, iso := range bothIsolations {
+		t.Run(string(iso), func(t *testing.T) {
+			f := directFixture(t)
+			write := "mkdir -p out && echo $(id -u) > out/f && id -u"
+			var uids []string
+			for i := range 2 {
+				ex, out, stderr, sb := runBox(t, f.isoSpec(iso, "/bin/sh", "-c", write), 20*time.Second)
+				if ex.ShellStatus() != 0 {
+					t.Fatalf("run %d: exit %+v stderr %q: a later run could not rewrite what an earlier one made", i, ex, stderr)
+				}
+				if m, _ := sb.Applied().Mechanism("unprivileged-uid"); m.Reason != "uid-per-root" {
+					t.Errorf("run %d: unprivileged-uid %+v", i, m)
+				}
+				uids = append(uids, out)
+			}
+			if uids[0] != uids[1] {
+				t.Errorf("runs on one root got uids %v, want one", uids)
+			}
+			n, _ := strconv.Atoi(uids[0])
+			if base, count := reservedWindow().rootPart(iso); n < base || n >= base+count {
+				t.Errorf("per-root uid %d is not in %s's part %d+%d of the range", n, iso, base, count)
+			}
+			other := IsolationNone
+			if iso == IsolationNone {
+				other = IsolationOS
+			}
+			if _, out, _, _ := runBox(t, f.isoSpec(other, "/bin/sh", "-c", "id -u"), 20*time.Second); out == uids[0] {
+				t.Errorf("%s and %s on one root share uid %s", iso, other, out)
+			}
+			if _, out, _, _ := runBox(t, directFixture(t).isoSpec(iso, "/bin/sh", "-c", "id -u"), 20*time.Second); out == uids[0] {
+				t.Errorf("two roots share uid %s", out)
+			}
+		})
 	}
 }
 

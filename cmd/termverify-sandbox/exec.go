@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,14 +24,17 @@ import (
 
 // execOptions are exec's flags.
 type execOptions struct {
-	root     string
-	rootfs   string
-	network  string
-	allow    []string
-	limits   limitFlags
-	userns   bool
-	stateDir string
-	verbose  bool
+	root    string
+	rootfs  string
+	network string
+	allow   []string
+	limits  limitFlags
+	// scratchSize is the scratch root's size (--scratch-size), used
+	// without --root and --rootfs.
+	scratchSize string
+	userns      bool
+	stateDir    string
+	verbose     bool
 }
 
 func newExecCmd() *cobra.Command {
@@ -42,8 +46,10 @@ func newExecCmd() *cobra.Command {
 mapped root read-write at /sandbox (the working directory), denied or
 allow-listed network, dropped privileges, seccomp, cgroup limits. It prints
 nothing of its own unless --verbose; its exit status is CMD's, or 128+N when
-CMD died of signal N. Without --root or --rootfs an empty temporary root is
-mapped and removed afterwards.`,
+CMD died of signal N. Without --root or --rootfs the subject gets an empty
+scratch root: a tmpfs of --scratch-size in the sandbox's own mount
+namespace, on no host filesystem, gone when the sandbox ends (a crash of
+exec included).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return &exitError{Code: exitUsage, Err: errors.New("exec: give the command after --")}
@@ -60,6 +66,7 @@ mapped and removed afterwards.`,
 	f.StringVar(&o.network, "network", "deny", "network policy: deny (allow-list is implied by --allow)")
 	f.StringArrayVar(&o.allow, "allow", nil, "allow TCP to HOST:PORT (repeatable; implies the allow-list policy)")
 	o.limits.register(f)
+	f.StringVar(&o.scratchSize, "scratch-size", strconv.FormatInt(sandbox.DefaultLimits().ScratchBytes, 10), "size of the scratch root (a tmpfs at "+sandbox.Workdir+", charged to --memory) without --root and --rootfs; 0 for the tmpfs default (half of RAM)")
 	f.BoolVar(&o.userns, "userns", false, "use a user namespace even as root (always used when not root)")
 	f.StringVar(&o.stateDir, "state-dir", "", "state directory (default "+sandbox.DefaultStateDir()+")")
 	f.BoolVar(&o.verbose, "verbose", false, "print what was applied (to stderr)")
@@ -170,6 +177,9 @@ func (o execOptions) spec(args []string) (sandbox.Spec, error) {
 	var err error
 	if s.Limits, err = o.limits.limits(); err != nil {
 		return s, err
+	}
+	if s.Limits.ScratchBytes, err = parseSize(o.scratchSize); err != nil {
+		return s, fmt.Errorf("--scratch-size: %w", err)
 	}
 	switch {
 	case len(o.allow) > 0:

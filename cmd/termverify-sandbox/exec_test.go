@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,13 @@ func TestExec(t *testing.T) {
 		{name: "bad network", args: []string{"--network", "open", "--", "/bin/true"}, wantStatus: 2, wantErr: "--network"},
 		{name: "no command", args: []string{}, wantStatus: 2, wantErr: "after --"},
 		{name: "verbose shows applied", args: []string{"--verbose", "--", "/bin/true"}, wantErr: `"filesystem"`},
+		// The scratch root is a tmpfs of --scratch-size: files each under
+		// --file-size fill it, and the next write is ENOSPC, not the host
+		// disk (sandbox.TestScratchRootBounded).
+		{name: "scratch root bounded", args: []string{"--scratch-size", "8M", "--file-size", "4M", "--", "/bin/sh", "-c",
+			`stat -f -c %T .; for i in 1 2 3; do dd if=/dev/zero of=f$i bs=1M count=3 2>/tmp/e || grep -o 'No space left on device' /tmp/e; done; du -sk . | cut -f1`},
+			wantOut: "tmpfs\nNo space left on device\n8192\n"},
+		{name: "bad scratch size", args: []string{"--scratch-size", "lots", "--", "/bin/true"}, wantStatus: 2, wantErr: "--scratch-size"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,17 +244,15 @@ func TestExecSupervisorKilled(t *testing.T) {
 	if len(sandboxtest.Leaks(state, "")) == 0 {
 		t.Log("nothing left even before the sweep")
 	}
-	// So is its scratch root, in the temporary directory.
+	// Its scratch root was a tmpfs of the sandbox's own mount namespace:
+	// gone with it, nothing of it in the temporary directory.
 	scratch := filepath.Join(os.TempDir(), "termverify-scratch-"+ents[0].Name())
-	if _, err := os.Stat(scratch); err != nil {
-		t.Errorf("the crashed exec's scratch root: %v", err)
+	if _, err := os.Lstat(scratch); !os.IsNotExist(err) {
+		t.Errorf("the crashed exec left a scratch root on the host: %s %v", scratch, err)
 	}
 	// ...until the next start sweeps them (CheckNoLeaks verifies).
 	if _, errOut, status := run(t, exec.Command(bin, "exec", "--state-dir", state, "--", "/bin/true")); status != 0 {
 		t.Fatalf("exec after crash: %d %s", status, errOut)
-	}
-	if _, err := os.Stat(scratch); !os.IsNotExist(err) {
-		t.Errorf("scratch root %s survives the sweep: %v", scratch, err)
 	}
 }
 
@@ -656,67 +662,61 @@ stty -echo -icanon; echo done`
 	}
 }
 
-// TestExecOutputHeldOutside: the subject passes its stdout over a unix
-// socket in the mapped root to a process outside the sandbox, which keeps
-// it. exec still returns once the sandbox is gone, with everything the
-// subject wrote: it relays what the pipe holds at that point and stops,
-// instead of waiting for an EOF that an outside holder can withhold.
+// TestExecOutputHeldOutside: a process outside the sandbox (here root,
+// reopening the subject's stdout through /proc/<pid>/fd/1) holds a copy
+// of the subject's stdout and keeps it. exec still returns once the
+// sandbox is gone, with everything the subject wrote: it relays what the
+// pipe holds at that point and stops, instead of waiting for an EOF that
+// an outside holder can withhold.
 func TestExecOutputHeldOutside(t *testing.T) {
 	sandboxtest.RequireRoot(t)
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("needs %s: %v", py, err)
-	}
 	bin := buildBinary(t)
 	state := t.TempDir()
 	sandboxtest.CheckNoLeaks(t, state, "")
 	root := publicTempDir(t, 0o777)
-	sock := filepath.Join(root, "sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := os.Chmod(sock, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	// The outside holder: keeps what it receives until released.
+	marker := fmt.Sprintf("held-outside-%d", time.Now().UnixNano())
+	// The outside holder: keeps what it opened until released.
 	var mu sync.Mutex
-	var held []int
+	var held *os.File
 	released := false
 	release := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, fd := range held {
-			unix.Close(fd)
+		if held != nil {
+			held.Close()
 		}
 		released = true
 	}
-	got := make(chan int, 1)
+	got := make(chan error, 1)
 	go func() {
-		c, err := ln.AcceptUnix()
-		if err != nil {
-			got <- 0
-			return
-		}
-		defer c.Close()
-		oob := make([]byte, unix.CmsgSpace(4))
-		_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
-		var fds []int
-		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && perr == nil && len(msgs) == 1 {
-			fds, _ = unix.ParseUnixRights(&msgs[0])
-		}
-		mu.Lock()
-		held = fds
-		late := released
-		mu.Unlock()
-		if late {
-			release()
-		}
-		got <- len(fds)
+		got <- func() error {
+			deadline := time.Now().Add(20 * time.Second)
+			for !fileExists(filepath.Join(root, "ready")) {
+				if time.Now().After(deadline) {
+					return errors.New("the subject never got ready")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			pid, err := pidWithArg(marker)
+			if err != nil {
+				return err
+			}
+			f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/1", pid), os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			held = f
+			late := released
+			mu.Unlock()
+			if late {
+				release()
+			}
+			return os.WriteFile(filepath.Join(root, "go"), nil, 0o644)
+		}()
 	}()
-	script := `import socket; s = socket.socket(socket.AF_UNIX); s.connect("` + sandbox.Workdir + `/sock"); socket.send_fds(s, [b"x"], [1]); print("sent", flush=True); print("tail " * 20000)`
-	cmd := exec.Command(bin, "exec", "--state-dir", state, "--root", root, "--", py, "-c", script)
+	script := `echo sent; touch ready; while [ ! -e go ]; do sleep 0.01; done; printf 'tail %.0s' $(seq 20000); echo`
+	cmd := exec.Command(bin, "exec", "--state-dir", state, "--root", root, "--", "/bin/sh", "-c", script, marker)
 	// A hang is the failure: after a minute the holder lets go, so that
 	// exec can still end and clean up, and the test says what happened.
 	var hung atomic.Bool
@@ -724,8 +724,8 @@ func TestExecOutputHeldOutside(t *testing.T) {
 	out, errOut, status := run(t, cmd)
 	timer.Stop()
 	release()
-	if n := <-got; n != 1 {
-		t.Fatalf("the outside process got %d descriptors (stderr %q)", n, errOut)
+	if err := <-got; err != nil {
+		t.Fatalf("the outside process holds no copy of the subject's stdout: %v (stderr %q)", err, errOut)
 	}
 	if hung.Load() {
 		t.Error("exec waited for the outside holder of the subject's stdout")
@@ -733,6 +733,36 @@ func TestExecOutputHeldOutside(t *testing.T) {
 	if status != 0 || !strings.HasPrefix(out, "sent\n") || len(out) != len("sent\n")+len("tail ")*20000+1 {
 		t.Errorf("status %d, stdout %d bytes (%.20q...), stderr %q; want 0 and all of it", status, len(out), out, errOut)
 	}
+}
+
+// pidWithArg is the host pid of the /bin/sh with arg in its argv.
+func pidWithArg(arg string) (int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		// The subject itself, not exec or the reaper, whose argv carry
+		// the subject's.
+		argv := strings.Split(string(b), "\x00")
+		if argv[0] == "/bin/sh" && slices.Contains(argv, arg) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no process with argument %q", arg)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // TestExecTerminalKeys: with the caller's terminal raw, its control keys
