@@ -218,6 +218,7 @@ var cursorCases = []screenCase{
 	{name: "DECOM off", rows: 6, cols: 10, in: "\x1b[3;5r\x1b[?6h\x1b[?6l\x1b[1;1HA", want: []string{"A"}},
 	{name: "CUU stops at top margin", rows: 6, cols: 10, in: "\x1b[2;5r\x1b[4;1H\x1b[9AX", want: []string{"", "X"}},
 	{name: "CUD stops at bottom margin", rows: 6, cols: 10, in: "\x1b[2;4r\x1b[2;1H\x1b[9BX", want: []string{"", "", "", "X"}},
+	{name: "CUD on the bottom margin stays there", rows: 8, cols: 10, in: "\x1b[2;5r\x1b[5H\x1b[3BX", want: []string{"", "", "", "", "X"}, cursor: at(4, 1)},
 	{name: "CUD below margin goes to bottom", rows: 6, cols: 10, in: "\x1b[2;3r\x1b[5;1H\x1b[9BX", want: []string{"", "", "", "", "", "X"}},
 }
 
