@@ -150,6 +150,16 @@ func TestOurCodec(t *testing.T) {
 			t.Errorf("%+v", v)
 		}
 	})
+	t.Run("a run_id below the envelope is compared", func(t *testing.T) {
+		v := mustCompare(t, with(func(s *spec) { s.state = `{"run_id":"a"}` }), with(func(s *spec) { s.state = `{"run_id":"b"}` }))
+		if v.Equivalent || len(v.Divergences) != 1 || v.Divergences[0].Seq != 10 {
+			t.Fatalf("%+v", v)
+		}
+		x := v.Divergences[0].Differences
+		if len(x) != 1 || x[0].Path != "payload.state.run_id" || str(x[0].Left) != `"a"` || str(x[0].Right) != `"b"` {
+			t.Errorf("differences %+v, want payload.state.run_id \"a\" | \"b\"", x)
+		}
+	})
 	t.Run("a payload difference: seq, kinds, path, both values", func(t *testing.T) {
 		v := mustCompare(t, base, with(func(s *spec) { s.text = "world" }))
 		if v.Equivalent || len(v.Divergences) != 1 || v.FirstDivergentSeq() != 9 {
