@@ -258,6 +258,7 @@ func TestFramingRules(t *testing.T) {
 		{"overflow", []byte(`{"a":1e400}` + "\n"), canon.RuleNonFinite},
 		{"2^53", []byte(`{"a":9007199254740992}` + "\n"), canon.RuleIntegerRange},
 		{"long digits", []byte(`{"a":` + strings.Repeat("9", 5000) + "}\n"), canon.RuleIntegerRange},
+		{"duplicate id", bytes.Replace(good, []byte(`"id":"record-0001"`), []byte(`"id":"record-0000"`), 1), RuleDuplicateID},
 		{"decode error beats earlier non-canonical line", []byte("{\"b\":1, \"a\":2}\n{\"a\":\n"), canon.RuleSyntax},
 	}
 	for _, tc := range cases {
