@@ -75,10 +75,13 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 	ev.noteStart(backend, box, err)
 	if err == nil {
 		a := box.Applied()
+		if req.applied != nil {
+			a = req.applied(box)
+		}
 		fs, nw := mechanisms(a.Filesystem, a.Network, req.Config.Network.Mode)
 		var term receipts.Mechanism
 		if req.PTY {
-			term = terminalMechanism(box)
+			term = terminalMechanism(box.Console() != nil, a)
 		}
 		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw, term))
 		if real.Refusal != nil {
@@ -87,7 +90,7 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		for _, d := range real.Downgrades {
 			req.Logf("downgraded %s", d)
 		}
-		warnUnenforced(req, box.Applied())
+		warnUnenforced(req, a)
 		ev.Downgrades = append(ev.Downgrades, real.Downgrades...)
 		return &launched{outcome: real}, box, nil
 	}

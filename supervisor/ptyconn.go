@@ -177,12 +177,13 @@ func ptyPeer(master *os.File) (*os.File, error) {
 // in PTY mode: a terminal of its own (checked to be a pty master of its
 // devpts when it arrived) whose size the sandbox found to be the
 // requested one before the subject was released, so before any subject
-// code could change it.
-func terminalMechanism(box *sandbox.Sandbox) receipts.Mechanism {
-	if box.Console() == nil {
+// code could change it. console says whether the sandbox made a terminal;
+// a is what it reports applied.
+func terminalMechanism(console bool, a sandbox.Applied) receipts.Mechanism {
+	if !console {
 		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}
 	}
-	for _, m := range box.Applied().Mechanisms {
+	for _, m := range a.Mechanisms {
 		if m.Name != sandbox.MechanismTerminalSize {
 			continue
 		}

@@ -136,6 +136,11 @@ type Request struct {
 	// startSandbox replaces sandbox.Start in this package's tests, so that
 	// a start failure of any kind can be produced deterministically.
 	startSandbox func(context.Context, sandbox.Spec) (*sandbox.Sandbox, error)
+
+	// applied replaces a started sandbox's Applied in this package's
+	// tests, so that a mechanism the sandbox reports unapplied can be
+	// produced on a real sandbox and the receipts made from it checked.
+	applied func(*sandbox.Sandbox) sandbox.Applied
 }
 
 // UsageError is a request that cannot be run as given: nothing was started
