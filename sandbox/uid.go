@@ -17,15 +17,15 @@ import (
 
 // Per-sandbox host ids.
 //
-// As root without a user namespace the subject runs as a plain host uid.
-// When every sandbox used the same one (65534, which host daemons run as
-// too, and the isolation-none subject as well), any process of that uid
-// passed the kernel's same-uid check against every subject (they are
-// dumpable after execve): /proc/<pid>/root/sandbox of another sandbox was
-// readable and writable, its PID-1 reaper could be killed, and another
-// sandbox's scratch workdir entered. So each such sandbox — isolation os
-// and none alike — gets a uid and gid of its own, the same number for
-// both, drawn at random from a reserved range and claimed exclusively for
+// As root the subject runs as a plain host uid, or, with a user
+// namespace, as a container id that maps to one. Any process of the same
+// host uid passes the kernel's same-uid checks against a subject
+// (ptrace_may_access, kill_ok_by_cred; a subject is dumpable again after
+// execve): it can read and write /proc/<pid>/root, mem and environ of it
+// and signal it. So each sandbox — isolation os and none alike, with or
+// without a user namespace — gets a host uid and gid of its own, the same
+// number for both: derived from the mapped root, in a part of the range
+// per isolation (rootID), or drawn at random and claimed exclusively for
 // the sandbox's life.
 //
 // The range is 0x70000000 .. 0x70ffffff (2^24 ids). It lies in what
@@ -47,7 +47,7 @@ import (
 // a claim that was made after it looked. Supervisors with different state
 // directories do not see each other's claims: there, uniqueness rests on
 // the random draw (two live sandboxes among n share an id with probability
-// about n²/2^25).
+// about n²/2^24).
 const (
 	sandboxIDBase  = 0x70000000
 	sandboxIDCount = 1 << 24
