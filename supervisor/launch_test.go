@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -129,5 +131,128 @@ func TestOSUnavailable(t *testing.T) {
 		if strings.Contains(osUnavailable(c.err), "tvs-") || strings.Contains(osUnavailable(c.err), "/run") {
 			t.Errorf("osUnavailable(%v) names an id or a path", c.err)
 		}
+	}
+}
+
+// TestTerminalMechanism is the step from what the sandbox applied for a
+// PTY to the terminal's mechanism: os only with a terminal of the
+// sandbox's own whose size check passed.
+func TestTerminalMechanism(t *testing.T) {
+	size := func(ok bool, reason string) sandbox.Applied {
+		return sandbox.Applied{Mechanisms: []sandbox.MechanismCheck{
+			{Name: "pid-namespace", Applied: true, Reason: "ok"},
+			{Name: sandbox.MechanismTerminalSize, Applied: ok, Reason: reason},
+		}}
+	}
+	cases := []struct {
+		name    string
+		console bool
+		applied sandbox.Applied
+		want    receipts.Tier
+	}{
+		{"size checked", true, size(true, "ok"), receipts.OS},
+		{"size check failed", true, size(false, "24x80-is-1x1"), receipts.None},
+		{"size not checked", true, sandbox.Applied{Mechanisms: []sandbox.MechanismCheck{{Name: "pid-namespace", Applied: true, Reason: "ok"}}}, receipts.None},
+		{"no terminal", false, size(true, "ok"), receipts.None},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := terminalMechanism(tc.console, tc.applied)
+			if m.Tier != tc.want {
+				t.Fatalf("tier %q, want %q (%+v)", m.Tier, tc.want, m)
+			}
+			if m.Tier == receipts.OS && m.Word != receipts.MechanismPTY {
+				t.Errorf("os terminal with mechanism %q, want %q", m.Word, receipts.MechanismPTY)
+			}
+			if m.Tier != receipts.OS && m.Reason == "" {
+				t.Errorf("no reason for a terminal below os: %+v", m)
+			}
+		})
+	}
+}
+
+// TestReceiptsFromWhatTheSandboxApplied starts real sandboxes whose
+// report of what they applied says one mechanism is not in force, and
+// checks the receipts the transcript records: never os for what was not
+// applied; delivered where that is honest under --isolation auto; a
+// refusal where it is not (--isolation os, an allow-list, a PTY).
+func TestReceiptsFromWhatTheSandboxApplied(t *testing.T) {
+	needSandbox(t)
+	unconfined := sandbox.Confinement{Reason: "test-unapplied"}
+	cases := []struct {
+		name      string
+		isolation receipts.Isolation
+		allowList bool
+		pty       bool
+		edit      func(*sandbox.Applied) bool    // reports whether it found what it unapplies
+		want      map[receipts.Constraint]string // tierOf
+		refusal   string                         // run.unsupported's code; "" for a run that goes on
+	}{
+		{"auto, network unconfined: delivered", receipts.IsolationAuto, false, false,
+			func(a *sandbox.Applied) bool { a.Network = unconfined; return true },
+			map[receipts.Constraint]string{receipts.Filesystem: "os", receipts.Network: "delivered"}, ""},
+		{"auto, filesystem unconfined: delivered", receipts.IsolationAuto, false, false,
+			func(a *sandbox.Applied) bool { a.Filesystem = unconfined; return true },
+			map[receipts.Constraint]string{receipts.Filesystem: "delivered", receipts.Network: "os"}, ""},
+		{"os, filesystem unconfined: refused", receipts.IsolationOS, false, false,
+			func(a *sandbox.Applied) bool { a.Filesystem = unconfined; return true },
+			map[receipts.Constraint]string{receipts.Filesystem: "unsupported"}, receipts.CodeNotEnforced},
+		{"auto, allow-list unconfined: refused", receipts.IsolationAuto, true, false,
+			func(a *sandbox.Applied) bool { a.Network = unconfined; return true },
+			map[receipts.Constraint]string{receipts.Filesystem: "os", receipts.Network: "unsupported"}, receipts.CodeUnsupported},
+		{"os, allow-list unconfined: refused", receipts.IsolationOS, true, false,
+			func(a *sandbox.Applied) bool { a.Network = unconfined; return true },
+			map[receipts.Constraint]string{receipts.Filesystem: "os", receipts.Network: "unsupported"}, receipts.CodeNotEnforced},
+		{"pty, terminal size unapplied: refused", receipts.IsolationOS, false, true,
+			func(a *sandbox.Applied) bool {
+				for i := range a.Mechanisms {
+					if a.Mechanisms[i].Name == sandbox.MechanismTerminalSize {
+						a.Mechanisms[i].Applied, a.Mechanisms[i].Reason = false, "test-unapplied"
+						return true
+					}
+				}
+				return false
+			},
+			map[receipts.Constraint]string{receipts.Terminal: "unsupported"}, receipts.CodeNotEnforced},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := exampleRequest(t)
+			if tc.pty {
+				req = ptyRequest(t, ptyRoot(t, nil), ptyRun{cols: 80, rows: 24, argv: []string{"/bin/sh", "-c", "sleep 5"}})
+			}
+			req.Isolation = tc.isolation
+			if tc.allowList {
+				req.Config.Network = config.Network{Mode: config.NetworkAllowList,
+					Allowed: []config.HostPort{{Host: "127.0.0.1", Port: 9}}}
+			}
+			edited := false
+			req.applied = func(box *sandbox.Sandbox) sandbox.Applied {
+				a := box.Applied()
+				a.Mechanisms = slices.Clone(a.Mechanisms)
+				edited = tc.edit(&a)
+				return a
+			}
+			o := runCase(t, req)
+			if !edited {
+				t.Fatal("the sandbox's Applied was never consulted, or lacks the mechanism to unapply")
+			}
+			for c, want := range tc.want {
+				if got := o.tierOf(c); got != want {
+					t.Errorf("%s receipt %q, want %q", c, got, want)
+				}
+			}
+			switch {
+			case tc.refusal == "" && o.res.Outcome != transcript.KindRunFinished:
+				t.Errorf("outcome %s, want run.finished", o.res.Outcome)
+			case tc.refusal != "":
+				if o.res.Outcome != transcript.KindRunUnsupported {
+					t.Fatalf("outcome %s, want run.unsupported %s", o.res.Outcome, tc.refusal)
+				}
+				if code, _ := o.terminal().Get("code"); code == nil || code.Str != tc.refusal {
+					t.Errorf("refusal code %s, want %s", jsonText(code), tc.refusal)
+				}
+			}
+		})
 	}
 }
