@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,7 @@ sys.exit(5)
 		code    string // run.failed's error code
 		failure string // its details.failure
 		during  string // its details.during
+		expired string // its details.deadline: which deadline fired
 		exit    string // run.finished's exit, as JSON
 		diag    string // a diagnostic code the transcript must hold
 		frame   string // text the last observation's frame must hold
@@ -193,7 +195,7 @@ sys.exit(5)
 			name:    "never waits for input",
 			script:  `while :; do :; done`,
 			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterStartFailed,
-			failure: FailureHandshake, diag: DiagNotWaiting,
+			failure: FailureHandshake, expired: "handshake", diag: DiagNotWaiting,
 		},
 		{
 			name:    "ends before it waits",
@@ -212,7 +214,7 @@ sys.exit(5)
 			script:  `read x; while :; do :; done`,
 			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
 			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed,
-			failure: FailureEpoch, during: "read", diag: DiagNotWaiting,
+			failure: FailureEpoch, during: "read", expired: "epoch", diag: DiagNotWaiting,
 		},
 		{
 			name:    "100 MiB of output",
@@ -225,7 +227,7 @@ sys.exit(5)
 			script:  `exec /usr/bin/python3 ` + stopped,
 			inputs:  []string{`{"kind":"input.text","payload":{"text":"x"}}`, `{"kind":"input.text","payload":{"text":"` + big + `"}}`},
 			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed,
-			failure: FailureEpoch, during: "write",
+			failure: FailureEpoch, during: "write", expired: "epoch",
 		},
 		{
 			name:    "ends while a large text is written",
@@ -286,6 +288,17 @@ sys.exit(5)
 			}
 			if tc.during != "" && o.detail("during") != tc.during {
 				t.Errorf("during %s, want %s", o.detail("during"), tc.during)
+			}
+			if tc.expired != "" {
+				// The phase's own deadline, not the run's: a wait bounded
+				// only by the run would end as late as the run does.
+				ms := strconv.FormatInt(req.Deadlines.Epoch.Milliseconds(), 10)
+				if tc.expired == "handshake" {
+					ms = strconv.FormatInt(req.Deadlines.Handshake.Milliseconds(), 10)
+				}
+				if o.detail("deadline") != tc.expired || o.detail("deadline_ms") != ms {
+					t.Errorf("deadline %s (%s ms), want %s (%s ms)", o.detail("deadline"), o.detail("deadline_ms"), tc.expired, ms)
+				}
 			}
 			if tc.exit != "" {
 				if got := jsonText(mustGet(t, o.terminal(), "exit")); got != tc.exit {
