@@ -94,12 +94,15 @@ type Driver struct {
 	buf            []byte
 }
 
-// New sets the terminal's size (before the program should start) and
-// returns a Driver of master. The Driver keeps its own duplicate of the
-// master and puts it in non-blocking mode (again at each Settle and
-// Write: the mode belongs to the description the caller's file shares);
-// the caller keeps master and slave open while it runs and does not read
-// the master itself.
+// New returns a Driver of master whose emulator has the size c gives.
+// The terminal's own size is the caller's to set, before the program
+// starts (the sandbox does, and checks it, before it releases the
+// program): New never sets it, since by now the program may have set a
+// size of its own, which it must keep and KernelSize reports. The
+// Driver keeps its own duplicate of the master and puts it in
+// non-blocking mode (again at each Settle and Write: the mode belongs to
+// the description the caller's file shares); the caller keeps master and
+// slave open while it runs and does not read the master itself.
 func New(master, slave *os.File, c Config) (*Driver, error) {
 	if c.Cols < 1 || c.Rows < 1 || c.Cols > vt.MaxCols || c.Rows > vt.MaxRows {
 		return nil, fmt.Errorf("ptydrive: size %dx%d out of range", c.Cols, c.Rows)
@@ -113,10 +116,6 @@ func New(master, slave *os.File, c Config) (*Driver, error) {
 	fd, err := unix.FcntlInt(master.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("ptydrive: dup master: %w", err)
-	}
-	if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(c.Rows), Col: uint16(c.Cols)}); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("ptydrive: set size: %w", err)
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
@@ -557,7 +556,7 @@ func (d *Driver) Pending() (bool, error) {
 
 // KernelSize is the terminal's size as the kernel has it (TIOCGWINSZ),
 // which the program can change on its side; the emulator keeps the size
-// New and Resize set.
+// New was given and Resize set.
 func (d *Driver) KernelSize() (cols, rows int, err error) {
 	ws, err := unix.IoctlGetWinsize(d.fd, unix.TIOCGWINSZ)
 	if err != nil {

@@ -29,8 +29,8 @@ type prog struct {
 func start(t *testing.T, cols, rows int, argv ...string) *prog {
 	t.Helper()
 	m, s := ptytest.Open(t, cols, rows)
-	// New sets the size first, as the PTY mode does before the program
-	// starts.
+	// Open sets the terminal's size before the program starts, as the
+	// sandbox does in PTY mode; New leaves it alone.
 	var pid int
 	d, err := New(m, s, Config{Cols: cols, Rows: rows, Tasks: func() ([]int, error) { return quiesce.ProcessTree(pid) }})
 	if err != nil {

@@ -122,7 +122,10 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 }
 
 // newTerminalConn drives a program on the terminal of master and slave
-// (the conn owns slave from now on; master stays the caller's).
+// (the conn owns slave from now on; master stays the caller's). size is
+// the emulator's: the terminal already has it, set and checked before the
+// program was released, and is never set again here, since the program
+// may have set its own by now (recorded as DiagSizeChanged).
 // A marker (Request.ReadyMarker) closes epochs instead of quiesce.
 func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	drv, err := ptydrive.New(master, slave, ptydrive.Config{

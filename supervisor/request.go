@@ -117,6 +117,11 @@ type Request struct {
 	// which a hostile subject or local user could swap their directories.
 	afterOutputsOpened func()
 
+	// beforeTerminalDriven, when set (tests only), runs in PTY mode once
+	// the sandbox released the program and before its terminal is driven:
+	// the point at which a program may already have set its own size.
+	beforeTerminalDriven func(*sandbox.Sandbox)
+
 	// Logf receives human-readable notes for the operator (what --isolation
 	// auto downgraded, for instance). Nil discards them.
 	Logf func(format string, args ...any)

@@ -163,6 +163,9 @@ func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, 
 	if req.ReadyMarker {
 		marker = []byte(req.readyMarker)
 	}
+	if req.beforeTerminalDriven != nil {
+		req.beforeTerminalDriven(box)
+	}
 	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch, marker)
 	if err == nil {
 		return c, nil
