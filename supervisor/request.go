@@ -14,6 +14,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -107,6 +108,12 @@ type Request struct {
 	// stderr is discarded as upstream does. Either way its head and tail
 	// go into the evidence file when EvidencePath is set.
 	StderrPath string
+	// OutputDir, when set, is the directory TranscriptPath, EvidencePath
+	// and StderrPath are files of, opened once by the caller (batch's
+	// --out, for all its entries): each path must be OutputDir's path
+	// joined with one name, and the file is made relative to the
+	// descriptor instead of resolving the directory again.
+	OutputDir *safeout.Dir
 	// StderrLimit caps the bytes written to StderrPath; what the subject
 	// writes beyond it is counted and dropped, and the evidence says how
 	// much. Zero picks DefaultStderrLimit.

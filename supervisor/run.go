@@ -64,13 +64,13 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	// symlink; the files are written relative to them (output.go).
 	var transcriptDir, evidenceDir *outDir
 	if req.TranscriptPath != "" {
-		if transcriptDir, err = openOutDir("transcript", req.TranscriptPath); err != nil {
+		if transcriptDir, err = openOutDirIn("transcript", req.TranscriptPath, req.OutputDir); err != nil {
 			return Result{}, &UsageError{Err: err}
 		}
 		defer transcriptDir.close()
 	}
 	if req.EvidencePath != "" {
-		if evidenceDir, err = openOutDir("evidence", req.EvidencePath); err != nil {
+		if evidenceDir, err = openOutDirIn("evidence", req.EvidencePath, req.OutputDir); err != nil {
 			return Result{}, &UsageError{Err: err}
 		}
 		defer evidenceDir.close()
@@ -215,7 +215,7 @@ func openPipes(req *Request) (*pipes, error) {
 	var errFile *os.File
 	if req.StderrPath != "" {
 		var err error
-		if errFile, err = openStderrFile(req.StderrPath); err != nil {
+		if errFile, err = openStderrFileIn(req.StderrPath, req.OutputDir); err != nil {
 			return nil, &UsageError{Err: err}
 		}
 	}
