@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10m
 SHORTFUZZ ?= 10s
 
-.PHONY: all setup build example test test-race fuzz fuzz-short bench lint clean
+.PHONY: all setup build example test test-race fuzz fuzz-short bench lint mutate clean
 
 all: build
 
@@ -45,6 +45,13 @@ fuzz-short: setup
 # beside the control/v1 epoch) is one of them: BENCH_ROUNDS rounds.
 bench: build
 	@for s in scripts/bench-*.sh; do echo "== $$s"; bash "$$s" || exit 1; done
+
+# Mutation testing: gremlins (pinned in the script) over the packages whose
+# tests need no root, then the curated mutations of scripts/mutations/ for
+# sandbox, supervisor and quiesce. Slow (tens of minutes), so not part of
+# `make test`; efficacy per package and the figures are in docs/TESTING.md.
+mutate: setup
+	@bash scripts/mutate.sh
 
 # vet, gofmt and staticcheck (pinned; fetched through the module proxy on
 # first use and cached). Part of `make test`: ~10 s warm, ~45 s cold.

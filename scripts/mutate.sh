@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Mutation testing (make mutate; see docs/TESTING.md). Not part of make test:
+# it takes tens of minutes.
+#
+# 1. gremlins (pinned) over the packages whose tests need no root, one
+#    package at a time, printing each one's efficacy (killed / killed+lived).
+# 2. The curated mutations of scripts/mutations/*.patch, for the packages
+#    whose tests start sandboxes and terminals (sandbox, supervisor,
+#    quiesce) and for promises found by hand elsewhere: each patch is
+#    applied alone to a scratch copy, its named tests are run, and the
+#    mutation is killed when they fail. A patch's header says:
+#        # pkg: ./sandbox
+#        # run: ^TestName$
+#        # expect: killed            (or: equivalent: the reason)
+#
+# Everything runs on a scratch copy in a temporary directory (beside a link
+# to ../shared, which some tests read), never in the work tree.
+#
+# Environment:
+#   MUTATE_PKGS     packages for gremlins (default: the list below)
+#   MUTATE_ONLY     gremlins | curated (default: both)
+#   MUTATE_REV      copy this commit (git archive) instead of the work tree
+#   MUTATE_WORKERS  gremlins workers (default 2: one per core of the machine)
+#   MUTATE_TIMEOUT  gremlins --timeout-coefficient (default 4)
+#   MUTATE_PATCHES  patches to run (default scripts/mutations/*.patch)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+GO=${GO:-go}
+GREMLINS=github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+PKGS=${MUTATE_PKGS:-"transcript control internal/canon receipts compare ptyinput vt batch config internal/termsafe"}
+WORKERS=${MUTATE_WORKERS:-2}
+TIMEOUT=${MUTATE_TIMEOUT:-4}
+ONLY=${MUTATE_ONLY:-}
+
+scratch=$(mktemp -d /tmp/termverify-mutate.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+if [ -d "$repo/../shared" ]; then ln -s "$(cd "$repo/../shared" && pwd)" "$scratch/shared"; fi
+
+# copy DIR: a pristine copy of the sources (the work tree's tracked and
+# untracked-but-not-ignored files, or MUTATE_REV's tree).
+copy() {
+	rm -rf "$1" && mkdir -p "$1"
+	if [ -n "${MUTATE_REV:-}" ]; then
+		git -C "$repo" archive "$MUTATE_REV" | tar -C "$1" -xf -
+	else
+		git -C "$repo" ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -C "$1" -xf -
+	fi
+}
+
+start=$(date +%s)
+summary=$scratch/summary
+: >"$summary"
+
+if [ "$ONLY" != curated ]; then
+	copy "$scratch/main"
+	for p in $PKGS; do
+		t0=$(date +%s)
+		out=$scratch/gremlins-${p//\//-}.txt
+		# width_table.go is generated data (Unicode ranges), not logic.
+		(cd "$scratch/main" && CGO_ENABLED=1 $GO run $GREMLINS unleash \
+			--workers "$WORKERS" --test-cpu 1 --timeout-coefficient "$TIMEOUT" \
+			-E 'width_table\.go$' -S lt -o "$scratch/gremlins-${p//\//-}.json" "./$p") >"$out" 2>&1 || true
+		grep -E '^ *(LIVED|TIMED OUT)' "$out" | sed "s|^|$p: |" || true
+		k=$(grep -oE 'Killed: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+		l=$(grep -oE 'Lived: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+		to=$(grep -oE 'Timed out: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+		nc=$(grep -oE 'Not covered: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
+		if ! grep -q 'Killed:' "$out"; then
+			echo "$p: gremlins failed:" && tail -20 "$out"
+			printf 'gremlins %-18s ERROR (see above)\n' "$p" >>"$summary"
+			continue
+		fi
+		eff=$(awk -v k="$k" -v l="$l" 'BEGIN { if (k + l) printf "%.1f%%", 100 * k / (k + l); else print "n/a" }')
+		printf 'gremlins %-18s efficacy %6s  killed %4d  lived %3d  timed out %3d  not covered %4d  (%ds)\n' \
+			"$p" "$eff" "$k" "$l" "$to" "$nc" $(($(date +%s) - t0)) | tee -a "$summary"
+	done
+fi
+
+if [ "$ONLY" != gremlins ]; then
+	declare -A killed total
+	shopt -s nullglob
+	patches=(${MUTATE_PATCHES:-scripts/mutations/*.patch})
+	for f in "${patches[@]}"; do
+		name=$(basename "$f" .patch)
+		pkg=$(sed -n 's/^# pkg: *//p' "$f" | head -1)
+		run=$(sed -n 's/^# run: *//p' "$f" | head -1)
+		expect=$(sed -n 's/^# expect: *//p' "$f" | head -1)
+		if [ -z "$pkg" ] || [ -z "$run" ]; then
+			echo "$name: no '# pkg:' or '# run:' header" >&2
+			exit 1
+		fi
+		copy "$scratch/cur"
+		if ! (cd "$scratch/cur" && git apply "$repo/$f"); then
+			printf 'curated  %-50s DOES NOT APPLY (update the patch)\n' "$name" | tee -a "$summary"
+			continue
+		fi
+		t0=$(date +%s)
+		log=$scratch/curated-$name.txt
+		if ! (cd "$scratch/cur" && CGO_ENABLED=1 $GO vet "$pkg") >"$log" 2>&1; then
+			res="NOT VIABLE (does not build)"
+		elif (cd "$scratch/cur" && CGO_ENABLED=1 $GO test -count=1 -timeout 15m "$pkg" -run "$run") >>"$log" 2>&1; then
+			res=SURVIVED
+		else
+			res=KILLED
+			killed[$pkg]=$((${killed[$pkg]:-0} + 1))
+		fi
+		total[$pkg]=$((${total[$pkg]:-0} + 1))
+		case "$expect" in equivalent*) res="$res (expected: $expect)" ;; esac
+		printf 'curated  %-50s %s  (%ds)\n' "$name" "$res" $(($(date +%s) - t0)) | tee -a "$summary"
+		if [ "${res%% *}" = SURVIVED ]; then tail -3 "$log"; fi
+	done
+	for pkg in "${!total[@]}"; do
+		printf 'curated  %-18s killed %d of %d\n' "$pkg" "${killed[$pkg]:-0}" "${total[$pkg]}" >>"$summary"
+	done
+fi
+
+echo
+echo "== summary ($(($(date +%s) - start)) s)"
+sort -s -k1,1 "$summary"
