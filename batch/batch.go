@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -42,8 +42,16 @@ type Options struct {
 	Base supervisor.Request
 	Jobs int // runs at a time; < 1 means 1
 	// OutDir receives NAME.jsonl per entry, and NAME.evidence.json and
-	// NAME.stderr when Evidence and Stderr are set. Run creates it.
-	OutDir          string
+	// NAME.stderr when Evidence and Stderr are set. Run creates it
+	// (internal/safeout: no symbolic link followed at any component, each
+	// missing one made relative to the one before) and refuses it, like
+	// JUnit and Summary, when it lies in a root an entry maps
+	// (*OutputInRootError).
+	OutDir string
+	// JUnit and Summary, when set, are the files Run writes the JUnit
+	// report and the JSON summary to at the end, even when interrupted.
+	// Their directories must exist; they are opened before any run.
+	JUnit, Summary  string
 	Evidence        bool
 	Stderr          bool
 	Progress        io.Writer // a terminal: one updating status line; nil for none
@@ -56,6 +64,11 @@ type Options struct {
 	RunFunc func(context.Context, supervisor.Request) (supervisor.Result, error)
 	// Now replaces time.Now (tests). Nil is time.Now.
 	Now func() time.Time
+
+	// beforeReports, when set (tests only), runs after the last run and
+	// before the reports are written: where a local user who can rename in
+	// a report's parent could swap its directory.
+	beforeReports func()
 }
 
 // Summary is the batch's JSON summary (Format) and the source of its
@@ -135,10 +148,12 @@ type prepared struct {
 	req   supervisor.Request
 }
 
-// Run runs o.Entries, at most o.Jobs at a time, and returns the summary.
-// It returns an error, with nothing started, when an entry's request or
-// inputs cannot be read (*ManifestError) or the output directory cannot
-// be made; every outcome of a run, a run's own usage or host error
+// Run runs o.Entries, at most o.Jobs at a time, writes the reports, and
+// returns the summary. It returns an error, with nothing started, when an
+// entry's request or inputs cannot be read (*ManifestError), an output
+// lies in a mapped root (*OutputInRootError), or an output directory
+// cannot be opened or made; it returns the summary and an error when a
+// report cannot be written. Every outcome of a run, a run's own usage or host error
 // included (StatusError), is in the summary. When ctx is cancelled
 // (supervisor.InterruptContext), the runs in progress end as
 // supervisor.Run ends them and the rest are skipped.
@@ -161,8 +176,16 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
+	out, reports, err := openOutputs(o, preps)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	for _, d := range reports {
+		defer d.dir.Close()
+	}
+	for i := range preps {
+		preps[i].req.OutputDir = out
 	}
 	sum := &Summary{Format: Format, Manifest: o.Manifest, Shard: o.Shard.String(), Jobs: jobs,
 		StartedAt: now(), Entries: make([]Result, len(preps))}
@@ -194,7 +217,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 				start := now()
 				res, err := runFn(ctx, req)
 				end := now()
-				r := result(p, res, err)
+				r := result(out, p, res, err)
 				r.StartedAt, r.EndedAt, r.DurationMS = &start, &end, end.Sub(start).Milliseconds()
 				sum.Entries[i] = r // each index is written by one goroutine, read after Wait
 				prog.finish(r.Status)
@@ -227,6 +250,12 @@ feed:
 		}
 	}
 	sum.total()
+	if o.beforeReports != nil {
+		o.beforeReports()
+	}
+	if err := writeReports(reports, sum); err != nil {
+		return sum, err
+	}
 	return sum, nil
 }
 
@@ -274,7 +303,7 @@ func prepare(o Options) ([]prepared, error) {
 }
 
 // result is an entry's Result from supervisor.Run's return.
-func result(p prepared, res supervisor.Result, err error) Result {
+func result(out *safeout.Dir, p prepared, res supervisor.Result, err error) Result {
 	r := Result{Name: p.entry.Name, Index: p.entry.Index}
 	if err != nil {
 		r.Status, r.Message = StatusError, err.Error()
@@ -311,14 +340,15 @@ func result(p prepared, res supervisor.Result, err error) Result {
 	default:
 		r.Status, r.Message = StatusError, "no outcome"
 	}
-	r.Receipts = readReceipts(r.Transcript)
+	r.Receipts = readReceipts(out, p.entry.Name)
 	return r
 }
 
-// readReceipts reads the receipts back from the transcript just written;
-// nil when it cannot be read (the transcript is the record, this a view).
-func readReceipts(path string) []Receipt {
-	f, err := os.Open(path)
+// readReceipts reads the receipts back from the transcript just written,
+// relative to the output directory's descriptor; nil when it cannot be
+// read (the transcript is the record, this a view).
+func readReceipts(out *safeout.Dir, name string) []Receipt {
+	f, err := readTranscript(out, name)
 	if err != nil {
 		return nil
 	}
@@ -331,11 +361,11 @@ func readReceipts(path string) []Receipt {
 	if err != nil {
 		return nil
 	}
-	out := make([]Receipt, 0, len(rep.Receipts))
+	rs := make([]Receipt, 0, len(rep.Receipts))
 	for _, row := range rep.Receipts {
-		out = append(out, Receipt{Constraint: string(row.Constraint), Status: string(row.Status), Tier: string(row.Tier)})
+		rs = append(rs, Receipt{Constraint: string(row.Constraint), Status: string(row.Status), Tier: string(row.Tier)})
 	}
-	return out
+	return rs
 }
 
 // total fills Totals and ExitStatus: 0 when every entry passed; 2 when

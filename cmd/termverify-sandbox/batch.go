@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,28 +104,11 @@ func runBatch(cmd *cobra.Command, o batchOptions, manifest string, subject []str
 	}
 	ctx, stop := supervisor.InterruptContext(cmd.Context())
 	defer stop()
+	// The reports are written by batch.Run, even for an interrupted
+	// batch: they say what ran.
 	sum, err := batch.Run(ctx, opts)
 	if err != nil {
 		return usage(err)
-	}
-	// The reports are written even for an interrupted batch: they say
-	// what ran.
-	if o.summary != "" {
-		if err := writeFileWith(o.summary, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(sum)
-		}); err != nil {
-			return usage(fmt.Errorf("--summary: %w", err))
-		}
-	}
-	if o.junit != "" {
-		if err := writeFileWith(o.junit, func(w io.Writer) error {
-			_, err := batch.JUnit(sum).WriteTo(w)
-			return err
-		}); err != nil {
-			return usage(fmt.Errorf("--junit: %w", err))
-		}
 	}
 	t := sum.Totals
 	line := fmt.Sprintf("%d entries: %d passed, %d failed, %d unsupported, %d errors, %d skipped",
@@ -170,27 +152,7 @@ func (o batchOptions) toOptions(manifest string, subject []string) (batch.Option
 		return opts, err
 	}
 	return batch.Options{Manifest: manifest, Shard: shard, Entries: batch.Select(entries, shard), Base: base,
-		Jobs: o.jobs, OutDir: o.out, Evidence: o.evidence, Stderr: o.stderr}, nil
-}
-
-// writeFileWith writes path whole through a temporary file beside it.
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".batch-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		Jobs: o.jobs, OutDir: o.out, JUnit: o.junit, Summary: o.summary, Evidence: o.evidence, Stderr: o.stderr}, nil
 }
 
 // terminalColumns reports whether w is a terminal, and its width.
