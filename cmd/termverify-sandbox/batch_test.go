@@ -303,3 +303,117 @@ func hasFlag(cmd *cobra.Command, f string) bool {
 	short := strings.TrimPrefix(f, "-")
 	return len(short) == 1 && (cmd.Flags().ShorthandLookup(short) != nil || slices.Contains([]string{"h"}, short))
 }
+
+// shLine is a manifest line whose subject is a shell script: it does its
+// work in the sandbox and exits without speaking control/v1 (the run
+// fails its handshake, and the batch goes on).
+func shLine(name, script string) string {
+	b, _ := json.Marshal(map[string]any{"name": name, "request": "request.json", "inputs": "inputs.jsonl",
+		"roots": []string{"app=root"}, "subject": []string{"/bin/sh", "-c", script}})
+	return string(b)
+}
+
+// rootOnlyDir is a directory only root can reach: where an attack tries
+// to make root write.
+func rootOnlyDir(t *testing.T) string {
+	t.Helper()
+	target := filepath.Join(t.TempDir(), "root-only")
+	if err := os.Mkdir(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestBatchOutputAttacks are the attacks on batch's own outputs, as the
+// subject or a local user makes them, on the real binary:
+//   - reports: --junit and --summary in a reports/ directory of the mapped
+//     root, which the subject replaces by a symlink to a root-only
+//     directory before the batch writes them (old code: both reports
+//     written into the root-only directory);
+//   - out symlink: --out below a planted symlink (old code: root made the
+//     directory in the symlink's target);
+//   - forge: --out inside the mapped root, where a later entry renames it
+//     away and writes a forged transcript of an earlier entry at the path
+//     the summary names (old code: the summary pointed at the forgery).
+func TestBatchOutputAttacks(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+	root := echoSubjectRoot(t)
+	state := t.TempDir()
+	sandboxtest.CheckNoLeaks(t, state, "")
+	batchIn := func(dir string, args ...string) (string, int) {
+		cmd := exec.Command(bin, append([]string{"batch", "m.jsonl", "--state-dir", state, "-j", "1"}, args...)...)
+		cmd.Dir = dir
+		_, stderr, code := run(t, cmd)
+		return stderr, code
+	}
+	// The subject must be able to write its root, as in a CI workspace.
+	writable := func(t *testing.T, dir string) {
+		if err := os.Chmod(filepath.Join(dir, "root"), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("reports dir swapped by the subject", func(t *testing.T) {
+		target := rootOnlyDir(t)
+		dir := batchDir(t, root, shLine("swap", "rmdir /sandbox/reports && ln -s "+target+" /sandbox/reports"))
+		writable(t, dir)
+		if err := os.Mkdir(filepath.Join(dir, "root", "reports"), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		stderr, code := batchIn(dir, "--out", "out", "--junit", "root/reports/j.xml", "--summary", "root/reports/s.json")
+		if got := dirNames(t, target); len(got) != 0 {
+			t.Fatalf("root wrote %v into the root-only directory through the subject's symlink (exit %d: %s)", got, code, stderr)
+		}
+		if code != exitUsage || !strings.Contains(stderr, "inside root app=") {
+			t.Errorf("exit %d, want a usage error naming the root: %s", code, stderr)
+		}
+	})
+
+	t.Run("out below a planted symlink", func(t *testing.T) {
+		target := rootOnlyDir(t)
+		dir := batchDir(t, root, entryLine("ok", "./echo-subject"))
+		if err := os.Symlink(target, filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		stderr, code := batchIn(dir, "--out", "link/new/out")
+		if got := dirNames(t, target); len(got) != 0 {
+			t.Fatalf("root created %v in the symlink's target (exit %d: %s)", got, code, stderr)
+		}
+		if code != exitUsage || !strings.Contains(stderr, "symbolic link") {
+			t.Errorf("exit %d, want a usage error about the symlink: %s", code, stderr)
+		}
+	})
+
+	for _, out := range []string{"root/out", "root/../root/out", "./root//out/"} {
+		t.Run("forge with --out "+out, func(t *testing.T) {
+			dir := batchDir(t, root, entryLine("A", "./echo-subject"),
+				shLine("B", "mv /sandbox/out /sandbox/old && mkdir /sandbox/out && echo forged > /sandbox/out/A.jsonl"))
+			writable(t, dir)
+			stderr, code := batchIn(dir, "--out", out, "--summary", "s.json")
+			if b, err := os.ReadFile(filepath.Join(dir, "root", "out", "A.jsonl")); err == nil && strings.Contains(string(b), "forged") {
+				t.Fatalf("the summary's out/A.jsonl is entry B's forgery (exit %d: %s)", code, stderr)
+			}
+			if code != exitUsage || !strings.Contains(stderr, "--out") || !strings.Contains(stderr, "inside root app=") ||
+				!strings.Contains(stderr, "outside every --root") {
+				t.Errorf("exit %d, want a usage error that says why and what to do: %s", code, stderr)
+			}
+			if got := dirNames(t, filepath.Join(dir, "root")); slices.Contains(got, "out") {
+				t.Errorf("a refused batch made its output directory: %v", got)
+			}
+		})
+	}
+}
