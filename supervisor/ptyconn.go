@@ -156,6 +156,10 @@ func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tas
 	return c, nil
 }
 
+// adapterMade says that every message of the conn is the adapter's own
+// (ownMessages): a terminal program sends none.
+func (c *ptyConn) adapterMade() {}
+
 // ptyPeer opens the slave of master with TIOCGPTPEER: by the master's own
 // devpts, with no path looked up in anyone's mount namespace.
 func ptyPeer(master *os.File) (*os.File, error) {

@@ -1,8 +1,11 @@
 package supervisor
 
 import (
+	"strings"
+
 	"github.com/termverify/termverify-sandbox/control"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -97,9 +100,53 @@ func osExit(e sandbox.Exit) transcript.Exit {
 	return transcript.Exit{Kind: transcript.ExitCode, Code: int64(e.Code)}
 }
 
+// diagnosticRecord is the record of a diagnostic the adapter made itself
+// (the PTY conn's), under its own code.
 func diagnosticRecord(d control.Diagnostic) transcript.Diagnostic {
 	return transcript.Diagnostic{Code: d.Code, Message: d.Message, Details: d.Details}
 }
+
+// DiagExitMismatch is upstream's adapter diagnostic: the subject's claimed
+// exit differs from the OS-observed one (details: claimed, observed).
+const DiagExitMismatch = "exit-record-mismatch"
+
+// ReservedDiagnosticPrefix goes before the code of a subject's diagnostic
+// that uses a code the adapter reserves (subjectDiagnosticCode).
+const ReservedDiagnosticPrefix = "subject:"
+
+// subjectDiagnosticRecord is the record of a diagnostic the subject sent:
+// its message and details as sent, its code as subjectDiagnosticCode
+// gives it.
+func subjectDiagnosticRecord(d control.Diagnostic) transcript.Diagnostic {
+	return transcript.Diagnostic{Code: subjectDiagnosticCode(d.Code), Message: d.Message, Details: d.Details}
+}
+
+// subjectDiagnosticCode is the code a subject's diagnostic is recorded
+// under. The adapter's own codes mean that the adapter observed something
+// (an exit-record-mismatch's observed exit is the OS's), so a subject may
+// not record under them: a reserved code gets ReservedDiagnosticPrefix
+// before it, every other code is kept. Reserved are upstream's adapter
+// diagnostic (DiagExitMismatch), every code of PTY mode's terminal-
+// family (the ones it has and any it gains), the transcript's reserved
+// failure codes, which upstream says are never diagnostics, and the
+// prefix itself, so that the subject's own code is always the recorded
+// one with one prefix taken off.
+func subjectDiagnosticCode(code string) string {
+	switch {
+	case code == DiagExitMismatch,
+		strings.HasPrefix(code, "terminal-"),
+		code == transcript.CodeAdapterStartFailed, code == transcript.CodeAdapterRuntimeFailed,
+		code == receipts.CodeUnsupported, code == receipts.CodeNotEnforced,
+		strings.HasPrefix(code, ReservedDiagnosticPrefix):
+		return ReservedDiagnosticPrefix + code
+	}
+	return code
+}
+
+// ownMessages is a conn that makes every message itself: the PTY conn
+// (a terminal program speaks no control/v1). Its diagnostics are the
+// adapter's, recorded under their own codes.
+type ownMessages interface{ adapterMade() }
 
 // controlInput is the wire message for an input; now is the manual time
 // after the Writer recorded it (so input.clock carries the advanced time).

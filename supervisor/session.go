@@ -92,7 +92,7 @@ func (s *session) reply(pctx context.Context) *ending {
 			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, 0)
 			}
-			if err := s.rec.diagnostic(diagnosticRecord(m)); err != nil {
+			if err := s.rec.diagnostic(s.diagnosticRecord(m)); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
 		case control.Ready:
@@ -262,7 +262,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, s.input)
 			}
-			if err := s.rec.diagnostic(diagnosticRecord(m)); err != nil {
+			if err := s.rec.diagnostic(s.diagnosticRecord(m)); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
 		case control.Observation:
@@ -323,6 +323,16 @@ func (s *session) exited(pctx context.Context, claim *control.Exit, failure *con
 		return end
 	}
 	return s.exitWith(exit, claim, failure)
+}
+
+// diagnosticRecord is the record of a diagnostic that next returned: the
+// subject's, whose code may not be one the adapter reserves, unless the
+// conn makes every message itself.
+func (s *session) diagnosticRecord(m control.Diagnostic) transcript.Diagnostic {
+	if _, own := s.conn.(ownMessages); own {
+		return diagnosticRecord(m)
+	}
+	return subjectDiagnosticRecord(m)
 }
 
 // exitRecorder is a conn that observes the ended subject itself: the PTY
@@ -412,7 +422,7 @@ func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *cont
 	if open {
 		if claim != nil && wireExit(*claim) != observed {
 			d := details{}.val("claimed", wireExit(*claim).Value()).val("observed", observed.Value())
-			err := s.rec.diagnostic(transcript.Diagnostic{Code: "exit-record-mismatch",
+			err := s.rec.diagnostic(transcript.Diagnostic{Code: DiagExitMismatch,
 				Message: "the subject's claimed exit differs from the exit the OS observed; the OS exit is recorded",
 				Details: d.value()})
 			if err != nil {
