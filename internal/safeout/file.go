@@ -87,7 +87,8 @@ func newFile(d *Dir, name string, fd int, temp string) (*File, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("write %s: %w", d.join(name), os.NewSyscallError("fstat", err))
 	}
-	return &File{dir: d, name: name, f: os.NewFile(uintptr(fd), d.join(name)), temp: temp, dev: st.Dev, ino: st.Ino}, nil
+	return &File{dir: d, name: name, f: os.NewFile(uintptr(fd), d.join(name)), temp: temp, dev: st.Dev, ino: st.Ino,
+		beforeRename: d.beforeRename}, nil
 }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }

@@ -46,6 +46,10 @@ const dirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
 type Dir struct {
 	path string   // as given, for messages only; never resolved again
 	f    *os.File // O_PATH|O_DIRECTORY
+
+	// beforeRename, when set (tests only), is given to every File made
+	// in the directory (File.beforeRename).
+	beforeRename func(temp string)
 }
 
 // OpenDir opens the directory path, refusing a symbolic link at any
