@@ -256,3 +256,96 @@ exit 1
 		t.Errorf("report:\n%s", buf.Bytes())
 	}
 }
+
+// TestReportDirSwapped: a local user who can rename in a report's parent
+// replaces the report's directory by a symlink to a root-only directory
+// after the batch opened it (the hook) and before it writes the reports.
+// Both reports land in the directory opened at the start; nothing is
+// written through the symlink. (The old code resolved the directory by
+// name at the end and wrote both reports into the target.)
+func TestReportDirSwapped(t *testing.T) {
+	base := t.TempDir()
+	reports, orig, target := filepath.Join(base, "reports"), filepath.Join(base, "orig"), filepath.Join(base, "root-only")
+	for _, d := range []string{reports, target} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(context.Context, supervisor.Request) (supervisor.Result, error) { return finished(0), nil }
+	swapped := false
+	o := Options{Entries: exampleEntries(2), OutDir: filepath.Join(base, "out"), RunFunc: run,
+		JUnit: filepath.Join(reports, "j.xml"), Summary: filepath.Join(reports, "s.json"),
+		beforeReports: func() {
+			if err := os.Rename(reports, orig); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, reports); err != nil {
+				t.Fatal(err)
+			}
+			swapped = true
+		}}
+	if _, err := Run(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	if !swapped {
+		t.Fatal("the hook did not run")
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("reports written through the symlink: %d entries in the target", len(ents))
+	}
+	for _, f := range []string{"j.xml", "s.json"} {
+		st, err := os.Lstat(filepath.Join(orig, f))
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s in the opened directory: %v, %v", f, st, err)
+		}
+	}
+}
+
+// TestOutputInRoot: an output inside (or equal to) a root an entry maps
+// is refused before anything runs, whatever the spelling, and an output
+// beside the roots is not.
+func TestOutputInRoot(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(base, "rootlink")); err != nil {
+		t.Fatal(err)
+	}
+	entries := exampleEntries(2)
+	entries[1].Roots = []string{"app=" + env.root, "data=" + filepath.Join(base, "rootlink")} // the root through a symlink
+	cases := []struct {
+		name    string
+		o       Options
+		refused string // the flag named; "" runs
+	}{
+		{"out is the root", Options{OutDir: root}, "--out"},
+		{"out below the root, not yet made", Options{OutDir: filepath.Join(root, "new", "out")}, "--out"},
+		{"out spelled with ..", Options{OutDir: root + "/sub/../sub"}, "--out"},
+		{"junit in the root", Options{OutDir: filepath.Join(base, "out"), JUnit: filepath.Join(root, "sub", "j.xml")}, "--junit"},
+		{"summary in the root", Options{OutDir: filepath.Join(base, "out"), Summary: filepath.Join(root, "s.json")}, "--summary"},
+		{"beside the root", Options{OutDir: filepath.Join(base, "out"), Summary: filepath.Join(base, "s.json")}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := false
+			tc.o.Entries = entries
+			tc.o.RunFunc = func(context.Context, supervisor.Request) (supervisor.Result, error) { ran = true; return finished(0), nil }
+			_, err := Run(t.Context(), tc.o)
+			if tc.refused == "" {
+				if err != nil || !ran {
+					t.Fatalf("Run: %v (ran %v)", err, ran)
+				}
+				return
+			}
+			e, ok := errors.AsType[*OutputInRootError](err)
+			if !ok || e.Output != tc.refused || e.RootID != "data" || ran {
+				t.Fatalf("Run: %v (ran %v), want %s refused inside root data", err, ran, tc.refused)
+			}
+			if _, err := os.Stat(filepath.Join(root, "new")); err == nil {
+				t.Error("a refused batch created directories")
+			}
+		})
+	}
+}
