@@ -331,7 +331,10 @@ func TestOutputInRoot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := false
 			tc.o.Entries = entries
-			tc.o.RunFunc = func(context.Context, supervisor.Request) (supervisor.Result, error) { ran = true; return finished(0), nil }
+			tc.o.RunFunc = func(context.Context, supervisor.Request) (supervisor.Result, error) {
+				ran = true
+				return finished(0), nil
+			}
 			_, err := Run(t.Context(), tc.o)
 			if tc.refused == "" {
 				if err != nil || !ran {
