@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/vt"
 )
 
@@ -38,6 +39,12 @@ exactly ROWS lines, trailing spaces dropped, wide characters once, line
 drawing as drawn. --ansi keeps colours and attributes as SGR sequences,
 each line starting and ending in the default style. --scrollback prints
 the lines that scrolled off the top first (at most 100,000).
+
+The screen is someone else's text: the bidirectional controls and marks
+that reorder what a reader sees (Trojan Source), U+FEFF and the line
+separators are printed as visible \uHHHH escapes, as everywhere else this
+tool prints such text; with --ansi only the SGR sequences of the rendering
+itself are sent raw.
 
 Bytes the emulator did not understand are counted on stderr; stdout holds
 the screen only.`,
@@ -89,10 +96,60 @@ func writeScreen(w io.Writer, term *vt.Terminal, o renderOptions) error {
 	}
 	bw := bufio.NewWriter(w)
 	for _, l := range lines {
-		bw.WriteString(l)
+		bw.WriteString(safeLine(l, o.ansi))
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// safeLine is a screen line made safe to print on the reader's terminal:
+// what the byte stream drew is someone else's text, so the bidi controls
+// and marks that reorder what the reader sees (Trojan Source), U+FEFF and
+// whatever else termsafe.String escapes come out as visible escapes. With
+// ansi the SGR sequences of the emulator's own rendering stay: every ESC
+// in such a line is one of them, since the emulator draws no control
+// character into a cell (C0 and C1 are not drawable), and only the text
+// between them is escaped.
+func safeLine(l string, ansi bool) string {
+	if !ansi {
+		return termsafe.String(l)
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(l, 0x1b)
+		if i < 0 {
+			b.WriteString(termsafe.String(l))
+			return b.String()
+		}
+		b.WriteString(termsafe.String(l[:i]))
+		n := sgrLen(l[i:])
+		if n == 0 {
+			// Not what our renderer writes: the ESC is escaped too.
+			n = 1
+			b.WriteString(termsafe.String(l[i : i+n]))
+		} else {
+			b.WriteString(l[i : i+n])
+		}
+		l = l[i+n:]
+	}
+}
+
+// sgrLen is the length of the SGR sequence at the start of s as the
+// emulator's rendering writes it (ESC [, digits and semicolons, m), or 0.
+func sgrLen(s string) int {
+	if !strings.HasPrefix(s, "\x1b[") {
+		return 0
+	}
+	for i := 2; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 'm':
+			return i + 1
+		case c >= '0' && c <= '9', c == ';':
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // parseGeometry reads COLSxROWS, each from 1 to vt's maximum.

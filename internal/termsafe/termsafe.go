@@ -15,8 +15,8 @@
 //   - bytes that are not valid UTF-8: \xHH, one per byte;
 //   - C1 controls U+0080–U+009F (some terminals execute U+009B as CSI and
 //     U+009D as OSC), the bidi controls U+202A–U+202E and U+2066–U+2069,
-//     the marks U+200E, U+200F and U+061C, and the separators U+2028 and
-//     U+2029: \uHHHH.
+//     the marks U+200E, U+200F and U+061C, the separators U+2028 and
+//     U+2029, and U+FEFF (a byte order mark inside text, invisible): \uHHHH.
 //
 // The backslash itself is not escaped, so the escaping is for a reader and
 // is not reversible (a subject can print the four characters \x1b); in
@@ -69,7 +69,7 @@ func String(s string) string {
 
 // JSON rewrites JSON text (as encoding/json writes it) so that it is safe
 // to print: DEL, the C1 controls, the bidi controls and marks, the line
-// separators and invalid UTF-8 become \u escapes (U+FFFD for an invalid
+// separators, U+FEFF and invalid UTF-8 become \u escapes (U+FFFD for an invalid
 // byte). encoding/json already escapes C0 controls inside strings; outside
 // strings valid JSON has only ASCII, so every rewritten character is inside
 // a string and the decoded value is unchanged (invalid UTF-8 aside, which
@@ -193,6 +193,8 @@ func unsafeRune(r rune) bool {
 	case r == 0x200e, r == 0x200f, r == 0x061c: // LRM RLM ALM
 		return true
 	case r == 0x2028, r == 0x2029: // line and paragraph separators
+		return true
+	case r == 0xfeff: // zero width no-break space, the byte order mark
 		return true
 	}
 	return false

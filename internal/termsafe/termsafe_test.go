@@ -29,6 +29,7 @@ func TestString(t *testing.T) {
 		{"bidi overrides", "a\u202ab\u202bc\u202cd\u202de\u202ef", `a\u202ab\u202bc\u202cd\u202de\u202ef`},
 		{"bidi isolates", "\u2066\u2067\u2068\u2069", `\u2066\u2067\u2068\u2069`},
 		{"bidi marks", "\u200e\u200f\u061c", `\u200e\u200f\u061c`},
+		{"byte order mark", "a\ufeffb", `a\ufeffb`},
 		{"line separators", "a\u2028b\u2029c", `a\u2028b\u2029c`},
 		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`},
 		{"raw 8-bit CSI byte", "\x9b2J", `\x9b2J`},
