@@ -276,7 +276,9 @@ sys.exit(5)
 			if tc.size != [2]int64{} {
 				req.Config.Terminal.Columns, req.Config.Terminal.Rows = tc.size[0], tc.size[1]
 			}
+			began := time.Now()
 			o := runCase(t, req)
+			took := time.Since(began)
 			if o.res.Outcome != tc.outcome {
 				t.Fatalf("outcome %s, want %s\n%.3000s", o.res.Outcome, tc.outcome, o.data)
 			}
@@ -298,6 +300,13 @@ sys.exit(5)
 				}
 				if o.detail("deadline") != tc.expired || o.detail("deadline_ms") != ms {
 					t.Errorf("deadline %s (%s ms), want %s (%s ms)", o.detail("deadline"), o.detail("deadline_ms"), tc.expired, ms)
+				}
+				// The details name the phase whose deadline had passed
+				// when the wait ended; only the time says the wait ended
+				// then. Half the run's deadline leaves a loaded machine
+				// ample slack over the phase's 2 s.
+				if took >= req.Deadlines.Run/2 {
+					t.Errorf("the run took %v: the wait was not bounded by the %s deadline (%s ms)", took.Round(time.Second), tc.expired, ms)
 				}
 			}
 			if tc.exit != "" {
