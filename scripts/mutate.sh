@@ -79,7 +79,7 @@ if [ "$ONLY" != curated ]; then
 fi
 
 if [ "$ONLY" != gremlins ]; then
-	declare -A killed total
+	declare -A killed total equiv baseline
 	shopt -s nullglob
 	patches=(${MUTATE_PATCHES:-scripts/mutations/*.patch})
 	for f in "${patches[@]}"; do
@@ -90,6 +90,20 @@ if [ "$ONLY" != gremlins ]; then
 		if [ -z "$pkg" ] || [ -z "$run" ]; then
 			echo "$name: no '# pkg:' or '# run:' header" >&2
 			exit 1
+		fi
+		# A kill counts only when the same tests pass without the mutation.
+		if [ -z "${baseline[$pkg $run]:-}" ]; then
+			copy "$scratch/cur"
+			if (cd "$scratch/cur" && CGO_ENABLED=1 $GO test -count=1 -timeout 15m "$pkg" -run "$run") >"$scratch/baseline.txt" 2>&1; then
+				baseline[$pkg $run]=pass
+			else
+				baseline[$pkg $run]=fail
+				echo "baseline: $pkg -run '$run' fails without any mutation:" && tail -5 "$scratch/baseline.txt"
+			fi
+		fi
+		if [ "${baseline[$pkg $run]}" = fail ]; then
+			printf 'curated  %-50s NOT RUN (its tests fail without the mutation)\n' "$name" | tee -a "$summary"
+			continue
 		fi
 		copy "$scratch/cur"
 		if ! (cd "$scratch/cur" && git apply "$repo/$f"); then
@@ -104,15 +118,25 @@ if [ "$ONLY" != gremlins ]; then
 			res=SURVIVED
 		else
 			res=KILLED
-			killed[$pkg]=$((${killed[$pkg]:-0} + 1))
+			case "$expect" in equivalent*) ;; *) killed[$pkg]=$((${killed[$pkg]:-0} + 1)) ;; esac
 		fi
-		total[$pkg]=$((${total[$pkg]:-0} + 1))
-		case "$expect" in equivalent*) res="$res (expected: $expect)" ;; esac
+		# An equivalent mutation is kept to document it, not counted.
+		case "$expect" in
+		equivalent*)
+			res="$res (expected: $expect)"
+			equiv[$pkg]=$((${equiv[$pkg]:-0} + 1))
+			;;
+		*) total[$pkg]=$((${total[$pkg]:-0} + 1)) ;;
+		esac
 		printf 'curated  %-50s %s  (%ds)\n' "$name" "$res" $(($(date +%s) - t0)) | tee -a "$summary"
-		if [ "${res%% *}" = SURVIVED ]; then tail -3 "$log"; fi
+		case "$res" in
+		SURVIVED*) tail -3 "$log" ;;
+		KILLED*) grep -m1 -A1 -- '--- FAIL' "$log" | sed 's/^/    /' || true ;;
+		esac
 	done
-	for pkg in "${!total[@]}"; do
-		printf 'curated  %-18s killed %d of %d\n' "$pkg" "${killed[$pkg]:-0}" "${total[$pkg]}" >>"$summary"
+	for pkg in $(printf '%s\n' "${!total[@]}" "${!equiv[@]}" | sort -u); do
+		printf 'curated  %-18s killed %d of %d  (equivalent, not counted: %d)\n' \
+			"$pkg" "${killed[$pkg]:-0}" "${total[$pkg]:-0}" "${equiv[$pkg]:-0}" >>"$summary"
 	done
 fi
 
