@@ -109,14 +109,6 @@ func (p *Pane) Type(text string) {
 	p.tmux("send-keys", "-t", "0", "-l", "--", text)
 }
 
-// Paste pastes text as tmux's paste-buffer -p does: line feeds as CR,
-// inside bracketed-paste markers when the program enabled them.
-func (p *Pane) Paste(text string) {
-	p.t.Helper()
-	p.tmux("set-buffer", "-b", "tmuxtest", "--", text)
-	p.tmux("paste-buffer", "-p", "-d", "-b", "tmuxtest", "-t", "0")
-}
-
 // Resize makes the pane cols×rows (resize-window: the session is
 // detached, so its window takes the size it is given).
 func (p *Pane) Resize(cols, rows int) {
