@@ -25,6 +25,9 @@
 #   MUTATE_PATCHES  patches to run (default scripts/mutations/*.patch)
 set -euo pipefail
 
+# The whole script is one function, read before it runs: editing this file
+# during a run (which takes tens of minutes) cannot derail the run.
+main() {
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 GO=${GO:-go}
@@ -131,7 +134,7 @@ if [ "$ONLY" != gremlins ]; then
 		printf 'curated  %-50s %s  (%ds)\n' "$name" "$res" $(($(date +%s) - t0)) | tee -a "$summary"
 		case "$res" in
 		SURVIVED*) tail -3 "$log" ;;
-		KILLED*) grep -m1 -A1 -- '--- FAIL' "$log" | sed 's/^/    /' || true ;;
+		KILLED*) grep -m1 -A2 -- '--- FAIL' "$log" | sed 's/^/    /' || true ;;
 		esac
 	done
 	for pkg in $(printf '%s\n' "${!total[@]}" "${!equiv[@]}" | sort -u); do
@@ -143,3 +146,7 @@ fi
 echo
 echo "== summary ($(($(date +%s) - start)) s)"
 sort -s -k1,1 "$summary"
+}
+
+main "$@"
+exit
