@@ -22,6 +22,7 @@
 #   MUTATE_REV      copy this commit (git archive) instead of the work tree
 #   MUTATE_WORKERS  gremlins workers (default 2: one per core of the machine)
 #   MUTATE_TIMEOUT  gremlins --timeout-coefficient (default 4)
+#   MUTATE_GREMLINS_FLAGS  more gremlins flags, e.g. -E 'quick\.go$' to leave a file out
 #   MUTATE_PATCHES  patches to run (default scripts/mutations/*.patch)
 set -euo pipefail
 
@@ -62,9 +63,12 @@ if [ "$ONLY" != curated ]; then
 		t0=$(date +%s)
 		out=$scratch/gremlins-${p//\//-}.txt
 		# width_table.go is generated data (Unicode ranges), not logic.
-		(cd "$scratch/main" && CGO_ENABLED=1 $GO run $GREMLINS unleash \
+		# gremlins' work copies go under the scratch directory, so an
+		# interrupted run leaves nothing behind in /tmp.
+		mkdir -p "$scratch/tmp"
+		(cd "$scratch/main" && TMPDIR=$scratch/tmp CGO_ENABLED=1 $GO run $GREMLINS unleash \
 			--workers "$WORKERS" --test-cpu 1 --timeout-coefficient "$TIMEOUT" \
-			-E 'width_table\.go$' -S lt -o "$scratch/gremlins-${p//\//-}.json" "./$p") >"$out" 2>&1 || true
+			-E 'width_table\.go$' ${MUTATE_GREMLINS_FLAGS:-} -S lt -o "$scratch/gremlins-${p//\//-}.json" "./$p") >"$out" 2>&1 || true
 		grep -E '^ *(LIVED|TIMED OUT)' "$out" | sed "s|^|$p: |" || true
 		k=$(grep -oE 'Killed: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
 		l=$(grep -oE 'Lived: [0-9]+' "$out" | tail -1 | grep -oE '[0-9]+' || echo 0)
