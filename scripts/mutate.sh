@@ -33,7 +33,8 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 GO=${GO:-go}
 GREMLINS=github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-PKGS=${MUTATE_PKGS:-"transcript control internal/canon receipts compare ptyinput vt batch config internal/termsafe"}
+# transcript last: its tests are the slowest by far (see docs/TESTING.md).
+PKGS=${MUTATE_PKGS:-"receipts config internal/termsafe control compare ptyinput internal/canon batch vt transcript"}
 WORKERS=${MUTATE_WORKERS:-2}
 TIMEOUT=${MUTATE_TIMEOUT:-4}
 ONLY=${MUTATE_ONLY:-}
