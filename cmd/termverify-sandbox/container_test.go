@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
@@ -90,11 +91,37 @@ func (e podmanEnv) command(rootless bool, args ...string) *exec.Cmd {
 	if !rootless {
 		return exec.Command(e.podman, args...)
 	}
-	runDir := fmt.Sprintf("/tmp/%s-run-%d", rootlessAccount, e.accountUID)
-	pre := []string{"-u", rootlessAccount, "--", "env", "HOME=" + e.account.HomeDir, "XDG_RUNTIME_DIR=" + runDir,
+	pre := []string{"-u", rootlessAccount, "--", "env", "HOME=" + e.account.HomeDir, "XDG_RUNTIME_DIR=" + e.rootlessRunDir(),
 		"sh", "-c", `mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR" && exec "$@"`, "sh",
 		e.podman, "--cgroup-manager=cgroupfs", "--events-backend=file"}
 	return exec.Command("runuser", append(pre, args...)...)
+}
+
+// rootlessRunDir is the rootless account's Podman runtime directory.
+func (e podmanEnv) rootlessRunDir() string {
+	return fmt.Sprintf("/tmp/%s-run-%d", rootlessAccount, e.accountUID)
+}
+
+// cleanRootless ends what rootless Podman leaves running after its
+// containers are gone, its pause process (catatonit, which holds the
+// account's user namespace for the next podman call), and removes the
+// runtime directory. The account exists only for these tests
+// (scripts/setup.sh), so every process of it is ours to end.
+func (e podmanEnv) cleanRootless(t *testing.T) {
+	t.Helper()
+	_ = exec.Command("pkill", "-KILL", "-u", rootlessAccount).Run()
+	for range 50 {
+		if exec.Command("pgrep", "-u", rootlessAccount).Run() != nil {
+			break // pgrep exits 1 when no process matches
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err := exec.Command("pgrep", "-a", "-u", rootlessAccount).Output(); err == nil {
+		t.Errorf("processes of %s left after the matrix:\n%s", rootlessAccount, out)
+	}
+	if err := os.RemoveAll(e.rootlessRunDir()); err != nil {
+		t.Errorf("remove rootless Podman's runtime directory: %v", err)
+	}
 }
 
 // runFlags are the flags every container of the matrix starts with.
@@ -179,6 +206,7 @@ func TestContainerMatrix(t *testing.T) {
 	rootfs := map[bool]string{false: hostRootfs(t, 0)}
 	if env.account != nil {
 		rootfs[true] = hostRootfs(t, env.accountUID)
+		t.Cleanup(func() { env.cleanRootless(t) })
 	}
 	for _, row := range podmanRows {
 		t.Run(row.name, func(t *testing.T) {
