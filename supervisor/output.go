@@ -21,7 +21,6 @@ import (
 type output struct {
 	dst  *outDir       // nil when writing to a plain io.Writer
 	file *safeout.File // nil when writing to a plain io.Writer
-	temp string        // the named temporary file, when O_TMPFILE is unavailable
 	buf  *bufio.Writer
 	done bool
 }
@@ -45,17 +44,8 @@ func openOutput(dst *outDir, w io.Writer) (*output, error) {
 	return newOutput(dst, f), nil
 }
 
-// openNamedTemp is openOutput where the file system has no O_TMPFILE.
-func openNamedTemp(dst *outDir) (*output, error) {
-	f, err := dst.dir.CreateNamedTemp(dst.base, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return newOutput(dst, f), nil
-}
-
 func newOutput(dst *outDir, f *safeout.File) *output {
-	return &output{dst: dst, file: f, temp: f.Temp(), buf: bufio.NewWriterSize(f, outputBuffer)}
+	return &output{dst: dst, file: f, buf: bufio.NewWriterSize(f, outputBuffer)}
 }
 
 func (o *output) Write(p []byte) (int, error) { return o.buf.Write(p) }

@@ -64,9 +64,6 @@ func (d *outDir) close() {
 	}
 }
 
-// walkNoSymlinks is safeout.WalkNoSymlinks (the path walk without openat2).
-func walkNoSymlinks(path string, flags int) (int, error) { return safeout.WalkNoSymlinks(path, flags) }
-
 // openStderrFile opens (creating it 0644 if absent) the --stderr file for
 // the supervisor to write: never the subject, which gets a pipe. It must
 // be a regular file with no other hard link and no set-id bit; a symbolic

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -473,6 +474,16 @@ func TestOpenStderrFile(t *testing.T) {
 	})
 }
 
+// openNamedTemp is openOutput on the named temporary file that safeout
+// falls back to where the file system has no O_TMPFILE.
+func openNamedTemp(dst *outDir) (*output, error) {
+	f, err := dst.dir.CreateNamedTemp(dst.base, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return newOutput(dst, f), nil
+}
+
 // TestNamedTempReplaced: where O_TMPFILE is missing, the named temporary
 // file lives in the output directory for the run; a subject that replaces
 // that name (when the directory is in its mapped root) does not get its
@@ -486,8 +497,8 @@ func TestNamedTempReplaced(t *testing.T) {
 	mustSucceed(t, err)
 	defer o.discard()
 	_, _ = o.Write([]byte("ours\n"))
-	mustSucceed(t, os.Remove(filepath.Join(dir, o.temp)))
-	mustSucceed(t, os.WriteFile(filepath.Join(dir, o.temp), []byte("forged\n"), 0o644))
+	mustSucceed(t, os.Remove(filepath.Join(dir, o.file.Temp())))
+	mustSucceed(t, os.WriteFile(filepath.Join(dir, o.file.Temp()), []byte("forged\n"), 0o644))
 	if err := o.commit(); err == nil || !strings.Contains(err.Error(), "replaced") {
 		t.Errorf("commit: %v, want the replacement refused", err)
 	}
@@ -556,7 +567,7 @@ func TestWalkNoSymlinks(t *testing.T) {
 		{"a/b/../../link", false},
 	}
 	for _, tc := range cases {
-		fd, err := walkNoSymlinks(tc.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
+		fd, err := safeout.WalkNoSymlinks(tc.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
 		if err == nil {
 			unix.Close(fd)
 		}
