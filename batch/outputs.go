@@ -36,6 +36,7 @@ func (e *OutputInRootError) Error() string {
 // outputDir is one output's directory, opened once, and what names it.
 type outputDir struct {
 	flag, path string
+	base       string // a report's file name in dir; "" for --out
 	dir        *safeout.Dir
 	ids        map[safeout.FileID]bool // the directory and all above it
 }
@@ -106,7 +107,7 @@ func openOutputs(o Options, preps []prepared) (out *safeout.Dir, reports map[str
 		if r.path == "" {
 			continue
 		}
-		dir, _, err := safeout.SplitFile(r.path)
+		dir, base, err := safeout.SplitFile(r.path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %w", r.flag, err)
 		}
@@ -119,6 +120,7 @@ func openOutputs(o Options, preps []prepared) (out *safeout.Dir, reports map[str
 			_ = d.Close()
 			return nil, nil, err
 		}
+		od.base = base
 		all = append(all, od)
 		reports[r.flag] = od
 	}
@@ -165,8 +167,7 @@ func writeReports(reports map[string]*outputDir, sum *Summary) error {
 }
 
 func writeReport(d *outputDir, fn func(io.Writer) error) error {
-	_, base, _ := safeout.SplitFile(d.path)
-	if err := d.dir.WriteFile(base, 0o644, fn); err != nil {
+	if err := d.dir.WriteFile(d.base, 0o644, fn); err != nil {
 		return fmt.Errorf("%s: %w", d.flag, err)
 	}
 	return nil
