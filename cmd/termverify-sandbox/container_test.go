@@ -15,6 +15,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
+	"golang.org/x/sys/unix"
 )
 
 // The container matrix (issue 11): the built binary inside Podman
@@ -104,24 +105,106 @@ func (e podmanEnv) rootlessRunDir() string {
 
 // cleanRootless ends what rootless Podman leaves running after its
 // containers are gone, its pause process (catatonit, which holds the
-// account's user namespace for the next podman call), and removes the
-// runtime directory. The account exists only for these tests
-// (scripts/setup.sh), so every process of it is ours to end.
+// account's user namespace for the next podman call) and the conmon of a
+// container that has exited, reaps them, and removes the runtime
+// directory. The account exists only for these tests (scripts/setup.sh),
+// so every process of it is ours to end.
+//
+// Killing is not enough: both were orphaned when podman exited, and an
+// orphan's zombie waits for its new parent to reap it. Where PID 1 does
+// not reap (CI's init does not), the zombies would stay for good, so the
+// matrix makes the test process their subreaper (adoptOrphans) and reaps
+// them here; a zombie of someone else's is reported, not waited for.
 func (e podmanEnv) cleanRootless(t *testing.T) {
 	t.Helper()
 	_ = exec.Command("pkill", "-KILL", "-u", rootlessAccount).Run()
-	for range 50 {
-		if exec.Command("pgrep", "-u", rootlessAccount).Run() != nil {
-			break // pgrep exits 1 when no process matches
+	var left []accountProcess
+	for range 100 {
+		left = left[:0]
+		for _, p := range e.accountProcesses(t) {
+			if p.zombie() && p.ppid == os.Getpid() {
+				var ws unix.WaitStatus
+				if _, err := unix.Wait4(p.pid, &ws, unix.WNOHANG, nil); err == nil {
+					continue
+				}
+			}
+			left = append(left, p)
+		}
+		if len(left) == 0 {
+			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if out, err := exec.Command("pgrep", "-a", "-u", rootlessAccount).Output(); err == nil {
-		t.Errorf("processes of %s left after the matrix:\n%s", rootlessAccount, out)
+	for _, p := range left {
+		t.Errorf("process of %s left after the matrix: pid %d, parent %d, state %s, %s", rootlessAccount, p.pid, p.ppid, p.state, p.comm)
 	}
 	if err := os.RemoveAll(e.rootlessRunDir()); err != nil {
 		t.Errorf("remove rootless Podman's runtime directory: %v", err)
 	}
+}
+
+// adoptOrphans makes the test process the subreaper of what it starts
+// until the test ends, so that the processes Podman orphans become its
+// children and cleanRootless can reap them. Registered before
+// cleanRootless, it is undone after it (cleanups run last-in first-out).
+func adoptOrphans(t *testing.T) {
+	t.Helper()
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("become the subreaper of Podman's orphans: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+}
+
+// accountProcess is one process of the rootless account, from /proc.
+type accountProcess struct {
+	pid, ppid   int
+	state, comm string
+}
+
+func (p accountProcess) zombie() bool { return p.state == "Z" }
+
+// accountProcesses lists every process (zombies included) whose real uid
+// is the rootless account's.
+func (e podmanEnv) accountProcesses(t *testing.T) []accountProcess {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []accountProcess
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue // gone since the listing
+		}
+		p := accountProcess{pid: pid}
+		uid := -1
+		for line := range strings.Lines(string(status)) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				continue
+			}
+			switch k {
+			case "Name":
+				p.comm = f[0]
+			case "State":
+				p.state = f[0]
+			case "PPid":
+				p.ppid, _ = strconv.Atoi(f[0])
+			case "Uid":
+				uid, _ = strconv.Atoi(f[0])
+			}
+		}
+		if uid == e.accountUID {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // runFlags are the flags every container of the matrix starts with.
@@ -206,6 +289,7 @@ func TestContainerMatrix(t *testing.T) {
 	rootfs := map[bool]string{false: hostRootfs(t, 0)}
 	if env.account != nil {
 		rootfs[true] = hostRootfs(t, env.accountUID)
+		adoptOrphans(t)
 		t.Cleanup(func() { env.cleanRootless(t) })
 	}
 	for _, row := range podmanRows {
