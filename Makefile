@@ -53,10 +53,12 @@ bench: build
 mutate: setup
 	@bash scripts/mutate.sh
 
-# vet, gofmt and staticcheck (pinned; fetched through the module proxy on
+# go mod tidy -diff (fails, changing nothing, when go.mod or go.sum is not
+# tidy), vet, gofmt and staticcheck (pinned; fetched through the module proxy on
 # first use and cached). Part of `make test`: ~10 s warm, ~45 s cold.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: setup
+	@$(GO) mod tidy -diff >&2 || { echo "go.mod/go.sum not tidy: run go mod tidy (diff above)" >&2; exit 1; }
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) run $(STATICCHECK) $(PKGS)
