@@ -209,6 +209,7 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 	sb.applied.Network = nw
 
 	sb.verifyCgroups(pid, rootless)
+	sb.openProcs(pid)
 	return sb.enforceLimits()
 }
 

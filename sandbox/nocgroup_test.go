@@ -207,6 +207,9 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 		if len(a.Unenforced()) != 2 {
 			t.Errorf("unenforced %+v, want memory and pids", a.Unenforced())
 		}
+		if _, ok, _ := sb.Processes(); ok {
+			t.Error("Processes claims a cgroup listing where no cgroup was made")
+		}
 		if e := sb.Evidence(); !strings.Contains(e.CgroupError, "EROFS") {
 			t.Errorf("evidence cgroup error %q, want EROFS", e.CgroupError)
 		}

@@ -93,6 +93,10 @@ type Sandbox struct {
 	// cg says which cgroup directories a root sandbox could not make
 	// (privilege.go); the zero value when all could.
 	cg cgroupAccess
+	// procs is one of the sandbox's cgroup directories, opened (O_PATH)
+	// once the init was verified to be in it; nil where there is none
+	// (Processes).
+	procs *os.File
 
 	applied  Applied
 	mu       sync.Mutex // guards evidence, which Wait completes
@@ -499,6 +503,9 @@ func (sb *Sandbox) release(c *cleanup) error {
 		if _, err := sb.Wait(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if sb.procs != nil {
+		_ = sb.procs.Close()
 	}
 	if err := c.run(); err != nil {
 		errs = append(errs, err)

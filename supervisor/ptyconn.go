@@ -98,8 +98,10 @@ type ptyProc interface {
 }
 
 // newPTYConn drives the terminal of a started sandbox (Spec.Terminal).
-// The tasks quiesce judges are those of the sandbox's PID namespace,
-// which exists even where no cgroup can be made.
+// The tasks quiesce judges are the sandbox's: read from its cgroup where
+// it has one (one file, whatever the host runs), else found by scanning
+// the host's processes for its PID namespace, which exists even where no
+// cgroup can be made.
 func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	master := box.Console()
 	if master == nil {
@@ -114,6 +116,12 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 		return nil, err
 	}
 	tasks := func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) }
+	if _, ok, err := box.Processes(); ok && err == nil {
+		tasks = func() ([]int, error) {
+			pids, _, err := box.Processes()
+			return pids, err
+		}
+	}
 	c, err := newTerminalConn(ctx, box, master, slave, tasks, size, epoch, marker)
 	if err != nil {
 		_ = slave.Close()
