@@ -74,13 +74,73 @@ type validator struct {
 	now     int64        // manual time
 	caps    int          // capability results so far
 	pending receipts.Constraint
-	body    bool // a body record (input, observation, diagnostic) was seen
-	ready   bool // the readiness observation was seen
-	open    bool // an epoch is open
-	stopped bool // input.stop was seen
-	exited  bool // an exited-process observation was seen
-	exitSeq int  // ... at this record
-	exit    Exit // ... with this exit
+	phase   phase
+	exitSeq int  // phaseExited: the exited-process observation's record
+	exit    Exit // ... and its exit
+}
+
+// phase is where the records so far leave the run's lifecycle: the
+// phases the supervisor's session moves through (supervisor/ending.go)
+// as a transcript shows them, and the two that end the body. Only
+// phase.body moves it.
+type phase uint8
+
+const (
+	phaseNegotiation phase = iota // run.started and capability results: no body record yet
+	phaseHandshake                // body records, the readiness observation not yet
+	phaseIdle                     // ready, no epoch open
+	phaseEpoch                    // an input recorded, its closing observation not yet
+	phaseStop                     // input.stop recorded, its closing observation not yet
+	phaseStopped                  // the stop epoch closed: only the terminal record may follow
+	phaseExited                   // an exited-process observation: no body record may follow
+)
+
+// ready reports whether the readiness observation is recorded.
+func (p phase) ready() bool { return p != phaseNegotiation && p != phaseHandshake }
+
+// body places one body record of the given kind in the lifecycle
+// (exited: it is an observation whose process exited) and returns the
+// phase the record leads to, or the rule it breaks.
+func (p phase) body(kind string, exited bool) (phase, string, error) {
+	if p == phaseExited {
+		return p, RuleAfterExit, errors.New("an exited-process observation must be the last body record")
+	}
+	if p == phaseNegotiation {
+		p = phaseHandshake // the first body record ends negotiation
+	}
+	switch kind {
+	case KindDiagnostic:
+		if p == phaseIdle || p == phaseStopped {
+			return p, RuleIdleDiagnostic, errors.New("diagnostic is not allowed while the run is idle")
+		}
+		return p, "", nil
+	case KindObservation:
+		next := phaseIdle // after the readiness observation or an epoch's
+		switch p {
+		case phaseHandshake, phaseEpoch:
+		case phaseStop:
+			next = phaseStopped
+		default:
+			return p, RuleIdleObservation, errors.New("observation is not allowed while the run is idle")
+		}
+		if exited {
+			next = phaseExited
+		}
+		return next, "", nil
+	}
+	// An input.
+	switch p {
+	case phaseHandshake:
+		return p, RuleEpochReadiness, errors.New("the readiness observation must precede the first input")
+	case phaseStop, phaseStopped:
+		return p, RuleAfterStop, errors.New("input is not allowed after input.stop")
+	case phaseEpoch:
+		return p, RuleEpochOpen, errors.New("the input epoch must close (one observation) before another input")
+	}
+	if kind == KindInputStop {
+		return phaseStop, "", nil
+	}
+	return phaseEpoch, "", nil
 }
 
 // feed checks record i, of the given kind and payload, against the
@@ -122,14 +182,17 @@ func (v *validator) step(i int, f *facts) *Error {
 	case v.caps < len(receipts.Constraints()):
 		return bad(RuleNegIncomplete, detail("body records need all seven capability results applied; %d so far", v.caps))
 	}
-	v.body = true
-	if rule, err := v.epoch(kind); err != nil {
+	// f.exited holds only for an observation whose own checks pass, so
+	// the phase is exited only once exitSeq is set below.
+	next, rule, err := v.phase.body(kind, f.exited)
+	if err != nil {
 		if rule == RuleAfterExit {
 			// Upstream names the exit observation, not what follows it.
 			return &Error{Record: v.exitSeq, Line: v.exitSeq + 1, Kind: KindObservation, Rule: rule, Err: err}
 		}
 		return bad(rule, err)
 	}
+	v.phase = next
 	switch {
 	case isInput(kind):
 		if rule, err := v.input(f); err != nil {
@@ -144,7 +207,7 @@ func (v *validator) step(i int, f *facts) *Error {
 			return bad(f.shape.rule, f.shape.err)
 		}
 		if f.exited {
-			v.exited, v.exitSeq, v.exit = true, i, f.exit
+			v.exitSeq, v.exit = i, f.exit
 		}
 	}
 	// Evidence times: diagnostics and observations carry the current time.
@@ -159,7 +222,7 @@ func (v *validator) step(i int, f *facts) *Error {
 // capability places one capability.result (the negotiation pass).
 func (v *validator) capability(f *capFacts) (string, error) {
 	switch {
-	case v.body:
+	case v.phase != phaseNegotiation:
 		return RuleCapOrder, errors.New("capability results must come before the body")
 	case v.pending != "":
 		return RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending)
@@ -216,47 +279,13 @@ func (v *validator) terminal(i int, f *facts) *Error {
 		return bad(RuleNegUnsupported, detail("the unsupported %s result must be followed by run.unsupported", v.pending))
 	case kind == KindRunFinished && v.caps < len(receipts.Constraints()):
 		return bad(RuleNegIncomplete, errors.New("run.finished needs all seven capability results applied"))
-	case kind == KindRunFinished && v.exited:
+	case kind == KindRunFinished && v.phase == phaseExited:
 		if f.exit != v.exit {
 			return &Error{Record: v.exitSeq, Line: v.exitSeq + 1, Kind: KindObservation, Rule: RuleExitMismatch,
 				Err: errors.New("observation process exit does not match the run.finished exit")}
 		}
 	}
 	return nil
-}
-
-// epoch places one body record in the lifecycle.
-func (v *validator) epoch(kind string) (string, error) {
-	if v.exited {
-		return RuleAfterExit, errors.New("an exited-process observation must be the last body record")
-	}
-	switch {
-	case kind == KindDiagnostic:
-		if v.ready && !v.open {
-			return RuleIdleDiagnostic, errors.New("diagnostic is not allowed while the run is idle")
-		}
-	case kind == KindObservation:
-		switch {
-		case !v.ready:
-			v.ready = true
-		case v.open:
-			v.open = false
-		default:
-			return RuleIdleObservation, errors.New("observation is not allowed while the run is idle")
-		}
-	default: // an input
-		switch {
-		case !v.ready:
-			return RuleEpochReadiness, errors.New("the readiness observation must precede the first input")
-		case v.stopped:
-			return RuleAfterStop, errors.New("input is not allowed after input.stop")
-		case v.open:
-			return RuleEpochOpen, errors.New("the input epoch must close (one observation) before another input")
-		}
-		v.open = true
-		v.stopped = kind == KindInputStop
-	}
-	return "", nil
 }
 
 // input checks an input's payload and the manual clock.

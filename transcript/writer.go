@@ -217,7 +217,7 @@ func (w *Writer) FailBudget(cause error) error {
 		limit = string(be.Limit)
 	}
 	code := CodeAdapterStartFailed
-	if w.v.ready {
+	if w.v.phase.ready() {
 		code = CodeAdapterRuntimeFailed
 	}
 	details := canon.ObjectValue(
