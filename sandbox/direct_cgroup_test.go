@@ -116,7 +116,7 @@ exec "$@"`
 // then fails verification must still join that work and remove the
 // cgroup before Start returns, whether the cgroup was ready when the
 // check failed or was still being made. The reaper is killed while
-// parked (and reaped), so the host-side check of it fails.
+// parked, so the host-side check of it fails.
 func TestDirectCgroupRemovedOnFailedStart(t *testing.T) {
 	for _, ready := range []bool{true, false} {
 		name := map[bool]string{true: "cgroup ready", false: "cgroup still being made"}[ready]
@@ -154,7 +154,7 @@ func TestDirectCgroupRemovedOnFailedStart(t *testing.T) {
 							t.Error("the cgroup was not made while the reaper started")
 						}
 					}
-					killReaped(t, arg)
+					killDead(t, arg)
 					close(parked)
 				}
 			}
@@ -191,9 +191,10 @@ func TestDirectCgroupRemovedOnFailedStart(t *testing.T) {
 	}
 }
 
-// killReaped SIGKILLs the parked reaper (pid in decimal) and waits until
-// it has been reaped: /proc/<pid> is gone.
-func killReaped(t *testing.T, pid string) {
+// killDead SIGKILLs the parked reaper (pid in decimal) and waits until
+// it is dead: a zombie (its Wait is held while the cgroup goroutine may
+// still write its pid) or gone.
+func killDead(t *testing.T, pid string) {
 	t.Helper()
 	n, err := strconv.Atoi(pid)
 	if err != nil {
@@ -202,9 +203,13 @@ func killReaped(t *testing.T, pid string) {
 	}
 	_ = unix.Kill(n, unix.SIGKILL)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, err := os.Stat("/proc/" + pid); err != nil {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return
+		}
+		if _, rest, ok := strings.Cut(string(b), ") "); ok && (strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")) {
 			return
 		}
 	}
-	t.Errorf("reaper %s not reaped", pid)
+	t.Errorf("reaper %s not dead", pid)
 }
