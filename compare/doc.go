@@ -20,6 +20,7 @@
 // extra records are never ignored.
 //
 // Subjects reports which members of run.started's replay subject differ,
-// for replay's selector check. The package reads no files and prints
-// nothing; rendering the verdict is the caller's.
+// for replay's selector check. Report is a verdict in the shape of
+// compare --json (ReportFormat). The package reads no files and prints
+// nothing; encoding and rendering the verdict are the caller's.
 package compare

@@ -97,7 +97,7 @@ func runCompare(cmd *cobra.Command, o compareFlags, leftName, rightName string) 
 	out := cmd.OutOrStdout()
 	var text []byte
 	if o.json {
-		text, err = marshalJSON(compareReport(leftName, rightName, &v))
+		text, err = marshalJSON(compare.NewReport(leftName, rightName, &v))
 		if err != nil {
 			return &exitError{Code: exitUsage, Err: fmt.Errorf("compare: %w", err)}
 		}
@@ -222,58 +222,6 @@ func shown(s *string) string {
 		return "(absent)"
 	}
 	return termsafe.String(cut(*s))
-}
-
-// The --json report of compare (and of replay's comparison).
-type (
-	compareJSON struct {
-		Format            string            `json:"format"`
-		Left              sideJSON          `json:"left"`
-		Right             sideJSON          `json:"right"`
-		Equivalent        bool              `json:"equivalent"`
-		FirstDivergentSeq *int              `json:"first_divergent_seq"`
-		Excluded          []string          `json:"excluded"`
-		Ignored           []compare.Ignored `json:"ignored"`
-		Divergences       []divergenceJSON  `json:"divergences"`
-	}
-	sideJSON struct {
-		File    string `json:"file"`
-		Records int    `json:"records"`
-	}
-	divergenceJSON struct {
-		Seq         int                  `json:"seq"`
-		LeftKind    *string              `json:"left_kind"`
-		RightKind   *string              `json:"right_kind"`
-		Differences []compare.Difference `json:"differences"`
-	}
-)
-
-// compareFormat names the --json report's shape.
-const compareFormat = "termverify-sandbox.compare/v1"
-
-func compareReport(leftName, rightName string, v *compare.Verdict) compareJSON {
-	r := compareJSON{
-		Format:     compareFormat,
-		Left:       sideJSON{File: leftName, Records: v.LeftRecords},
-		Right:      sideJSON{File: rightName, Records: v.RightRecords},
-		Equivalent: v.Equivalent,
-		Excluded:   []string{compare.Excluded},
-		Ignored:    v.Ignored,
-	}
-	if seq := v.FirstDivergentSeq(); seq >= 0 {
-		r.FirstDivergentSeq = &seq
-	}
-	kind := func(k string) *string {
-		if k == "" {
-			return nil
-		}
-		return &k
-	}
-	r.Divergences = make([]divergenceJSON, len(v.Divergences))
-	for i, d := range v.Divergences {
-		r.Divergences[i] = divergenceJSON{Seq: d.Seq, LeftKind: kind(d.LeftKind), RightKind: kind(d.RightKind), Differences: d.Differences}
-	}
-	return r
 }
 
 // marshalJSON is the indented JSON of v, made safe for a terminal

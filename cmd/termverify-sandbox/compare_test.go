@@ -163,7 +163,7 @@ func TestCompareJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if r.Format != compareFormat || r.Equivalent || r.FirstDivergentSeq == nil || *r.FirstDivergentSeq != 10 ||
+	if r.Format != compare.ReportFormat || r.Equivalent || r.FirstDivergentSeq == nil || *r.FirstDivergentSeq != 10 ||
 		r.Left.Records != 19 || r.Right.Records != 11 || len(r.Excluded) != 1 || r.Excluded[0] != "run_id" || len(r.Divergences) != 9 {
 		t.Fatalf("%+v", r)
 	}
