@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/termverify/termverify-sandbox/compare"
-	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
-	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/replay"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -65,118 +62,27 @@ run put no transcript in place.`,
 	return cmd
 }
 
-// notRun says why a source never ran ("" when it did): it ended
-// run.unsupported, or run.failed with no observation of a running subject
-// (the readiness observation never came). Upstream's rule: only an
-// observation whose process is absent or running shows that the run
-// reached execution.
-func notRun(t *transcript.Transcript) string {
-	last := &t.Records[len(t.Records)-1]
-	p := last.Payload()
-	str := func(v *canon.Value, name string) string {
-		if m, ok := v.Get(name); ok && m.Kind == canon.String {
-			return m.Str
-		}
-		return ""
-	}
-	switch last.Kind {
-	case transcript.KindRunUnsupported:
-		return fmt.Sprintf("the source ended run.unsupported (%s, %s): %s", str(p, "constraint"), str(p, "code"), str(p, "message"))
-	case transcript.KindRunFailed:
-		for i := range t.Records {
-			if reachedExecution(&t.Records[i]) {
-				return ""
-			}
-		}
-		e, _ := p.Get("error")
-		if e == nil {
-			e = &canon.Value{}
-		}
-		return fmt.Sprintf("the source ended run.failed (%s) before any observation of a running subject: %s", str(e, "code"), str(e, "message"))
-	}
-	return ""
-}
-
-// reachedExecution reports whether r is an observation of a running
-// subject: its process member is absent or running.
-func reachedExecution(r *transcript.Record) bool {
-	if r.Kind != transcript.KindObservation {
-		return false
-	}
-	proc, ok := r.Payload().Get("process")
-	if !ok {
-		return true
-	}
-	state, ok := proc.Get("state")
-	return !ok || state.Kind != canon.String || state.Str != "exited"
-}
-
-// unsendable names the source's inputs a control/v1 subject cannot
-// receive, each kind once with its first seq; "" when there are none.
-func unsendable(t *transcript.Transcript, kinds []string) string {
-	var found []string
-	seen := map[string]bool{}
-	for i := range t.Records {
-		r := &t.Records[i]
-		if !strings.HasPrefix(r.Kind, "input.") || slices.Contains(kinds, r.Kind) || seen[r.Kind] {
-			continue
-		}
-		seen[r.Kind] = true
-		found = append(found, fmt.Sprintf("%s (first at seq %d)", r.Kind, r.Seq))
-	}
-	return strings.Join(found, ", ")
-}
-
-// ptyRecorded reports whether the source was recorded in PTY mode: its
-// terminal receipt is os by the sandbox's pty. A replay in the other mode
-// would diverge at every observation, having compared nothing useful.
-func ptyRecorded(t *transcript.Transcript) bool {
-	for _, r := range t.Receipts() {
-		if r.Constraint == receipts.Terminal {
-			return r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY
-		}
-	}
-	return false
-}
-
-// replayRequest builds the replay's request from the source and the flags.
+// replayRequest builds the replay's request from the source and the
+// flags: replay.Request, then run's shared flags. The library's refusals
+// get the flag that would have avoided them.
 func (o replayOptions) replayRequest(src *transcript.Transcript, args []string) (supervisor.Request, error) {
-	var req supervisor.Request
 	if o.transcript == "" {
-		return req, errors.New("--transcript is required")
+		return supervisor.Request{}, errors.New("--transcript is required")
 	}
 	if o.transcript == "-" {
-		return req, errors.New("--transcript: give a file; replay prints its verdict on stdout and reads the new transcript back to compare it")
+		return supervisor.Request{}, errors.New("--transcript: give a file; replay prints its verdict on stdout and reads the new transcript back to compare it")
 	}
-	if recorded := ptyRecorded(src); recorded != o.pty {
-		mode := map[bool]string{true: "in PTY mode (its terminal receipt names the sandbox's pty): replay it with --pty", false: "over control/v1: replay it without --pty"}[recorded]
-		return req, fmt.Errorf("the source was recorded %s; nothing was started", mode)
+	req, err := replay.Request(src, replay.Options{RunID: o.runID, Mode: o.mode()})
+	if me, ok := errors.AsType[*replay.ModeError](err); ok {
+		how := map[supervisor.Mode]string{supervisor.ModePTY: "with", supervisor.ModeControl: "without"}[me.Recorded]
+		return req, fmt.Errorf("%w: replay it %s --pty; nothing was started", err, how)
 	}
-	kinds := supervisor.InputKinds(o.pty)
-	if bad := unsendable(src, kinds); bad != "" {
-		return req, fmt.Errorf("the source has inputs a control/v1 subject cannot receive: %s; replay them with --pty, or against a terminal program; nothing was started", bad)
+	if _, ok := errors.AsType[*replay.InputsError](err); ok {
+		return req, fmt.Errorf("%w; replay them with --pty, or against a terminal program; nothing was started", err)
 	}
-	// The subject reads the run id in session.hello (the echo subject
-	// echoes it in its state), so the source's is the default: another id
-	// is another input.
-	req.RunID = o.runID
-	if req.RunID == "" {
-		req.RunID = src.RunID
-	}
-	req.Config = src.Config()
-	sv, _ := src.Records[0].Payload().Get("subject")
-	subj, err := transcript.DecodeSubject(sv)
 	if err != nil {
-		return req, fmt.Errorf("the source's subject: %w", err)
+		return req, err
 	}
-	// The adapter and platform are recorded, not replayed: this tool and
-	// this host. Whether they match the source is reported, not enforced.
-	subj.Adapter, subj.Platform = transcript.Selector{}, nil
-	req.Subject = subj
-	if req.Inputs, err = src.Inputs(kinds...); err != nil {
-		return req, fmt.Errorf("the source's inputs: %w", err)
-	}
-	req.Replay = true
 	return req, o.apply(&req, args)
 }
 
@@ -194,10 +100,10 @@ func runReplay(cmd *cobra.Command, o replayOptions, source string, args []string
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("replay: the source is not a valid transcript: %s", formatValidation(source, src, err))}
 	}
 	out := cmd.OutOrStdout()
-	if why := notRun(src); why != "" {
+	if why := replay.NotRun(src); why != "" {
 		var text []byte
 		if o.json {
-			if text, err = marshalJSON(replayJSON{Format: replayFormat, Source: source, Replayed: false, NotRun: why}); err != nil {
+			if text, err = marshalJSON(replay.NotRunReport(source, why)); err != nil {
 				return usage(err)
 			}
 		} else {
@@ -229,32 +135,27 @@ func runReplay(cmd *cobra.Command, o replayOptions, source string, args []string
 	if err != nil {
 		return usage(fmt.Errorf("the new transcript %s: %w", o.transcript, err))
 	}
-	v := compare.Transcripts(src, replayed, ignores...)
-	subjectDiff := compare.Subjects(src, replayed)
+	c := replay.Compare(src, replayed, ignores...)
 	var text []byte
 	if o.json {
-		matches := len(subjectDiff) == 0
-		c := compareReport(source, o.transcript, &v)
-		r := replayJSON{Format: replayFormat, Source: source, Replayed: true, Transcript: o.transcript,
-			Outcome: res.Outcome, SubjectMatches: &matches, SubjectDifferences: subjectDiff, Comparison: &c}
-		if text, err = marshalJSON(r); err != nil {
+		if text, err = marshalJSON(c.Report(source, o.transcript, res.Outcome)); err != nil {
 			return usage(err)
 		}
 	} else {
 		var b strings.Builder
 		fmt.Fprintf(&b, "replay  %s\n", termsafe.String(outcomeLine(res)))
-		if len(subjectDiff) == 0 {
+		if c.SubjectMatches() {
 			b.WriteString("subject matches the source\n")
 		} else {
-			fmt.Fprintf(&b, "subject differs from the source in %s\n", termsafe.String(strings.Join(subjectDiff, ", ")))
+			fmt.Fprintf(&b, "subject differs from the source in %s\n", termsafe.String(strings.Join(c.SubjectDifferences, ", ")))
 		}
-		b.WriteString(renderVerdict(source, o.transcript, &v, colorOn(out)))
+		b.WriteString(renderVerdict(source, o.transcript, &c.Verdict, colorOn(out)))
 		text = []byte(b.String())
 	}
 	if _, err := out.Write(text); err != nil {
 		return usage(err)
 	}
-	if !v.Equivalent {
+	if !c.Verdict.Equivalent {
 		return &exitError{Code: exitFailed}
 	}
 	return nil
@@ -266,20 +167,4 @@ func outcomeLine(r supervisor.Result) string {
 		return "run.finished: the subject exited with status 0"
 	}
 	return r.Outcome + ": " + describeResult(r)
-}
-
-// replayFormat names replay's --json report.
-const replayFormat = "termverify-sandbox.replay/v1"
-
-// replayJSON is replay's --json report.
-type replayJSON struct {
-	Format             string       `json:"format"`
-	Source             string       `json:"source"`
-	Replayed           bool         `json:"replayed"`
-	NotRun             string       `json:"not_run,omitempty"`
-	Transcript         string       `json:"transcript,omitempty"`
-	Outcome            string       `json:"outcome,omitempty"`
-	SubjectMatches     *bool        `json:"subject_matches,omitempty"`
-	SubjectDifferences []string     `json:"subject_differences,omitempty"`
-	Comparison         *compareJSON `json:"comparison,omitempty"`
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/replay"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -27,8 +27,9 @@ func readSource(t *testing.T, path string) *transcript.Transcript {
 	return tr
 }
 
-// TestReplayPlan checks, without starting anything, what replay takes
-// from a source and what it refuses.
+// TestReplayPlan checks the flags replay adds to replay.Request's plan
+// (replay/replay_test.go checks the plan) and the words its refusals get,
+// without starting anything.
 func TestReplayPlan(t *testing.T) {
 	src := readSource(t, finished)
 	o := replayOptions{}
@@ -39,53 +40,29 @@ func TestReplayPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := src.Records[0].Payload().Get("config")
-	got := req.Config.Value()
-	if !canon.Equal(want, &got) {
-		t.Errorf("config %s, want the source's %s", canonString(&got), canonString(want))
-	}
-	if req.RunID != src.RunID || !req.Replay || req.Subject.Adapter != (transcript.Selector{}) || req.Subject.Platform != nil ||
-		req.Subject.Application.ID != "counter" {
+	if req.RunID != src.RunID || !req.Replay || req.Subject.Application.ID != "counter" || !slices.Equal(req.Args, []string{"./subject"}) ||
+		req.TranscriptPath != o.transcript {
 		t.Errorf("request %+v", req)
-	}
-	in, _ := src.Inputs()
-	if len(req.Inputs) != len(in) || len(in) != 4 {
-		t.Errorf("%d inputs, want the source's %d", len(req.Inputs), len(in))
-	}
-	if _, stop := req.Inputs[len(req.Inputs)-1].(transcript.Stop); !stop {
-		t.Error("the source's input.stop is not the last input")
 	}
 	o.runID = "other"
 	if req, _ := o.replayRequest(src, []string{"./subject"}); req.RunID != "other" {
 		t.Errorf("--run-id: %q", req.RunID)
 	}
-
-	// Not run: unsupported, or failed before any observation of a running subject.
 	for _, tc := range []struct {
-		path, want string
+		file string
+		pty  bool
+		want string
 	}{
-		{finished, ""},
-		{failed, ""},
-		{unsupported, "the source ended run.unsupported (timezone, constraint-unsupported): timezone Europe/Berlin"},
-		{upstreamDir + "/valid/unsupported-network.jsonl", "the source ended run.unsupported (network"},
-		{upstreamDir + "/valid/failed-before-capabilities.jsonl", "the source ended run.failed (adapter-start-failed) before any observation of a running subject"},
-		{upstreamDir + "/valid/basic.jsonl", ""},
+		{"0217-accept.jsonl", false, "the source has inputs a control/v1 subject cannot receive: input.mouse (first at seq 9); replay them with --pty, or against a terminal program; nothing was started"},
+		{"0277-accept.jsonl", false, "input.clipboard_set (first at seq 9); replay them with --pty"},
+		{"0445-accept.jsonl", true, "the source was recorded over control/v1: replay it without --pty; nothing was started"},
 	} {
-		if got := notRun(readSource(t, tc.path)); tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
-			t.Errorf("notRun(%s) = %q, want %q", filepath.Base(tc.path), got, tc.want)
+		o.pty = tc.pty
+		if _, err := o.replayRequest(readSource(t, filepath.Join(corpusDir, tc.file)), []string{"./subject"}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.file, err, tc.want)
 		}
 	}
-
-	// Inputs a control/v1 subject cannot receive.
-	for _, tc := range []struct{ file, kind string }{{"0217-accept.jsonl", "input.mouse (first at seq 9)"}, {"0277-accept.jsonl", "input.clipboard_set (first at seq 9)"}} {
-		src := readSource(t, filepath.Join(corpusDir, tc.file))
-		if got := unsendable(src, supervisor.InputKinds(false)); got != tc.kind {
-			t.Errorf("unsendable(%s) = %q, want %q", tc.file, got, tc.kind)
-		}
-		if _, err := o.replayRequest(src, []string{"./subject"}); err == nil || !strings.Contains(err.Error(), tc.kind) {
-			t.Errorf("%s: %v", tc.file, err)
-		}
-	}
+	o.pty = false
 	o.transcript = "-"
 	if _, err := o.replayRequest(readSource(t, finished), []string{"./subject"}); err == nil {
 		t.Error("--transcript - accepted")
@@ -101,7 +78,7 @@ func TestReplaySourceLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(canon.MaxTranscriptBytes + 1<<20); err != nil { // sparse
+	if err := f.Truncate(transcript.MaxBytes + 1<<20); err != nil { // sparse
 		t.Fatal(err)
 	}
 	f.Close()
@@ -113,11 +90,6 @@ func TestReplaySourceLimit(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a transcript was written")
 	}
-}
-
-func canonString(v *canon.Value) string {
-	b, _ := canon.Marshal(v)
-	return string(b)
 }
 
 // TestReplay drives the real binary against real sandboxed runs of the
@@ -139,7 +111,7 @@ func TestReplay(t *testing.T) {
 		}
 		return path
 	}
-	replay := func(source, out string, extra ...string) (string, string, int) {
+	rerun := func(source, out string, extra ...string) (string, string, int) {
 		t.Helper()
 		args := append([]string{"replay", source, "--root", "app=" + root, "--transcript", filepath.Join(dir, out), "--epoch-timeout", "2s"}, extra...)
 		return run(t, exec.Command(bin, args...))
@@ -153,7 +125,7 @@ func TestReplay(t *testing.T) {
 	src := record("source.jsonl", exitOK, "--", "./echo-subject")
 
 	t.Run("our sandboxed transcript replays equivalent", func(t *testing.T) {
-		stdout, stderr, code := replay(src, "again.jsonl", "--", "./echo-subject")
+		stdout, stderr, code := rerun(src, "again.jsonl", "--", "./echo-subject")
 		if code != exitOK || !strings.Contains(stdout, "subject matches the source") || !strings.Contains(stdout, "\nequivalent (run_id not compared)\n") {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
@@ -164,8 +136,8 @@ func TestReplay(t *testing.T) {
 		}
 	})
 	t.Run("json", func(t *testing.T) {
-		stdout, stderr, code := replay(src, "json.jsonl", "--json", "--run-id", "other-id", "--", "./echo-subject")
-		var r replayJSON
+		stdout, stderr, code := rerun(src, "json.jsonl", "--json", "--run-id", "other-id", "--", "./echo-subject")
+		var r replay.Report
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 			t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 		}
@@ -176,11 +148,11 @@ func TestReplay(t *testing.T) {
 		}
 	})
 	t.Run("delivered against sandboxed: divergent, then ignored", func(t *testing.T) {
-		stdout, _, code := replay(src, "none.jsonl", "--isolation", "none", "--", "./echo-subject")
+		stdout, _, code := rerun(src, "none.jsonl", "--isolation", "none", "--", "./echo-subject")
 		if code != exitFailed || !strings.Contains(stdout, "seq 6  capability.result\n  payload.delivery\n") {
 			t.Fatalf("exit %d\n%s", code, stdout)
 		}
-		stdout, _, code = replay(src, "none2.jsonl", "--isolation", "none", "--ignore", "capability.result:payload",
+		stdout, _, code = rerun(src, "none2.jsonl", "--isolation", "none", "--ignore", "capability.result:payload",
 			"--ignore", "observation:payload.state.cwd", "--ignore", "observation:payload.state.env.TERMVERIFY_FS_ROOT", "--", "./echo-subject")
 		if code != exitOK || !strings.Contains(stdout, "ignore capability.result:payload  (6 differences dropped)") {
 			t.Errorf("exit %d\n%s", code, stdout)
@@ -192,22 +164,20 @@ func TestReplay(t *testing.T) {
 		if _, stop := in[len(in)-1].(transcript.Stop); stop {
 			t.Fatal("the source has input.stop")
 		}
-		if stdout, stderr, code := replay(exit3, "exit3-again.jsonl", "--", "./echo-subject", "exit-mid-epoch", "3"); code != exitOK {
+		if stdout, stderr, code := rerun(exit3, "exit3-again.jsonl", "--", "./echo-subject", "exit-mid-epoch", "3"); code != exitOK {
 			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
 	})
 	t.Run("inputs run out with the run open: replay-not-terminated, no stop invented", func(t *testing.T) {
 		hang := record("hang.jsonl", exitFailed, "--epoch-timeout", "300ms", "--", "./echo-subject", "hang")
-		stdout, stderr, code := replay(hang, "hang-again.jsonl", "--", "./echo-subject")
+		stdout, stderr, code := rerun(hang, "hang-again.jsonl", "--", "./echo-subject")
 		if code != exitFailed || !strings.Contains(stdout, "replay-not-terminated") {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
 		out := filepath.Join(dir, "hang-again.jsonl")
 		last := lastRecord(out)
-		e, _ := last.Payload().Get("error")
-		c, _ := e.Get("code")
-		if last.Kind != transcript.KindRunFailed || c.Str != supervisor.CodeReplayNotTerminated {
-			t.Errorf("last record %s %s", last.Kind, canonString(&last.Value))
+		if f, ok := last.Failure(); !ok || f.Code != supervisor.CodeReplayNotTerminated {
+			t.Errorf("last record %s %+v", last.Kind, f)
 		}
 		for _, r := range readSource(t, out).Records {
 			if r.Kind == transcript.KindInputStop {
@@ -218,7 +188,7 @@ func TestReplay(t *testing.T) {
 	t.Run("sources that never ran start nothing", func(t *testing.T) {
 		ours := record("unsupported.jsonl", exitFailed, "--isolation", "none", "--require", "network=os", "--", "./echo-subject")
 		for _, source := range []string{ours, unsupported, upstreamDir + "/valid/failed-before-capabilities.jsonl"} {
-			stdout, stderr, code := replay(source, "never.jsonl", "--", "./echo-subject")
+			stdout, stderr, code := rerun(source, "never.jsonl", "--", "./echo-subject")
 			if code != exitFailed || !strings.HasPrefix(stdout, "not run: ") || !strings.Contains(stdout, "nothing was started") {
 				t.Errorf("%s: exit %d\n%s\n%s", source, code, stdout, stderr)
 			}
@@ -262,7 +232,7 @@ func TestReplay(t *testing.T) {
 		out := filepath.Join(dir, "upstream.jsonl")
 		args := []string{"replay", source, "--root", "fixture-root=" + root, "--transcript", out, "--json", "--", "./echo-subject"}
 		stdout, stderr, code := run(t, exec.Command(bin, args...))
-		var r replayJSON
+		var r replay.Report
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != exitFailed {
 			t.Fatalf("exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 		}
