@@ -272,7 +272,7 @@ func prepare(o Options) ([]prepared, error) {
 		req := o.Base
 		req.RunID, req.Config, req.Subject = rf.RunID, rf.Config, rf.Subject
 		if e.Inputs != "" {
-			if req.Inputs, err = supervisor.ReadInputsFile(e.Inputs, req.PTY); err != nil {
+			if req.Inputs, err = supervisor.ReadInputsFile(e.Inputs, req.Mode()); err != nil {
 				return nil, bad(err)
 			}
 		}

@@ -2,6 +2,7 @@ package control
 
 import (
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -22,13 +23,15 @@ const (
 type Kind string
 
 // The thirteen v1 kinds: six the adapter sends, seven the subject sends.
+// The inputs are the input vocabulary's kinds, but for the clock: control/v1
+// carries input.clock_advanced as input.clock, with the advanced time.
 const (
 	KindSessionHello  Kind = "session.hello"
-	KindInputText     Kind = "input.text"
-	KindInputKey      Kind = "input.key"
-	KindInputResize   Kind = "input.resize"
+	KindInputText     Kind = input.KindText
+	KindInputKey      Kind = input.KindKey
+	KindInputResize   Kind = input.KindResize
 	KindInputClock    Kind = "input.clock"
-	KindInputStop     Kind = "input.stop"
+	KindInputStop     Kind = input.KindStop
 	KindUnsupported   Kind = "session.unsupported"
 	KindSessionFailed Kind = "session.failed"
 	KindSessionReady  Kind = "session.ready"

@@ -1,4 +1,4 @@
-package transcript
+package input
 
 import "github.com/termverify/termverify-sandbox/internal/canon"
 

@@ -19,7 +19,7 @@
 // modified cursor keys, CSI n ; m ~ for the VT220 keys, ESC before a
 // character for Alt, the C0 byte for Control+letter), with xterm's
 // modifier parameter 1 + Shift 1 + Alt 2 + Control 4 + Meta 8. Chord
-// validity is transcript.ValidChord's, so the two cannot disagree. A chord
+// validity is input.ValidChord's, so the two cannot disagree. A chord
 // the table marks unencodable is an error wrapping ErrUnencodable, and the
 // run fails before any byte is written, as upstream's does.
 //

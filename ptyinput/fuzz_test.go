@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/ptyinput"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // modesOf spreads fuzzed bits over Modes, out-of-range enum values
@@ -26,7 +26,7 @@ func modesOf(bits uint16) ptyinput.Modes {
 }
 
 // FuzzEncodeKey: any chord (keys joined by LF) under any modes never
-// panics, errors exactly when transcript rejects the chord or the table
+// panics, errors exactly when input.ValidChord rejects the chord or the table
 // has no bytes for it, and otherwise returns bytes that start with ESC or
 // are one control or DEL byte.
 func FuzzEncodeKey(f *testing.F) {
@@ -40,8 +40,8 @@ func FuzzEncodeKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, joined string, bits uint16) {
 		chord := strings.Split(joined, "\n")
 		got, err := ptyinput.EncodeKey(chord, modesOf(bits))
-		if errors.Is(err, ptyinput.ErrInvalidChord) == transcript.ValidChord(chord) {
-			t.Fatalf("%q: ValidChord %v but %v", chord, transcript.ValidChord(chord), err)
+		if errors.Is(err, ptyinput.ErrInvalidChord) == input.ValidChord(chord) {
+			t.Fatalf("%q: ValidChord %v but %v", chord, input.ValidChord(chord), err)
 		}
 		if err != nil {
 			if got != nil || !errors.Is(err, ptyinput.ErrInvalidChord) && !errors.Is(err, ptyinput.ErrUnencodable) {

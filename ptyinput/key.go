@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/termverify/termverify-sandbox/transcript"
+	"github.com/termverify/termverify-sandbox/input"
 )
 
 // ErrUnencodable is returned by EncodeKey, wrapped, for a valid chord that
@@ -16,7 +16,7 @@ import (
 var ErrUnencodable = errors.New("chord has no termverify.key-encoding/v1 bytes")
 
 // ErrInvalidChord is returned by EncodeKey, wrapped, for a chord that is
-// not a canonical termverify.key/v1 chord (transcript.ValidChord rejects
+// not a canonical termverify.key/v1 chord (input.ValidChord rejects
 // it). A parsed transcript never holds one.
 var ErrInvalidChord = errors.New("not a termverify.key/v1 chord")
 
@@ -41,7 +41,7 @@ const (
 // the termverify.key-encoding/v1 table's. The error wraps ErrInvalidChord
 // or ErrUnencodable; on error no bytes are returned.
 func EncodeKey(chord []string, m Modes) ([]byte, error) {
-	if !transcript.ValidChord(chord) {
+	if !input.ValidChord(chord) {
 		return nil, fmt.Errorf("encode key %q: %w", chord, ErrInvalidChord)
 	}
 	mods := 0

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/ptyinput"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // canonicalSHA256 is the digest upstream binds for the canonical text of
@@ -23,10 +23,10 @@ var modifiers = []string{"Control", "Alt", "Shift", "Meta"}
 
 // allChords enumerates the termverify.key/v1 chords in the table's order:
 // each registry base, then each modifier subset counted with Control as
-// the lowest bit; transcript.ValidChord decides which exist.
+// the lowest bit; input.ValidChord decides which exist.
 func allChords() [][]string {
 	var out [][]string
-	for _, base := range transcript.RegistryKeys()[len(modifiers):] {
+	for _, base := range input.RegistryKeys()[len(modifiers):] {
 		for mask := range 16 {
 			var c []string
 			for i, m := range modifiers {
@@ -35,7 +35,7 @@ func allChords() [][]string {
 				}
 			}
 			c = append(c, base)
-			if transcript.ValidChord(c) {
+			if input.ValidChord(c) {
 				out = append(out, c)
 			}
 		}
@@ -63,8 +63,8 @@ func TestKeyEncodingTable(t *testing.T) {
 		if got := strings.Join(r.keys, "+"); got != r.chord {
 			t.Errorf("row %s: keys join to %s", r.chord, got)
 		}
-		if !transcript.ValidChord(r.keys) {
-			t.Errorf("row %s: transcript rejects the chord", r.chord)
+		if !input.ValidChord(r.keys) {
+			t.Errorf("row %s: input.ValidChord rejects the chord", r.chord)
 		}
 		got, err := ptyinput.EncodeKey(r.keys, ptyinput.Modes{})
 		switch {
@@ -120,7 +120,7 @@ func TestKeyEncodingCanonical(t *testing.T) {
 }
 
 // TestChordSetAgreesWithTranscript: the chords EncodeKey accepts are
-// exactly the ones transcript accepts, and the table lists exactly those.
+// exactly the ones input.ValidChord accepts, and the table lists exactly those.
 func TestChordSetAgreesWithTranscript(t *testing.T) {
 	var tableChords []string
 	for _, r := range loadTable(t) {
@@ -131,13 +131,13 @@ func TestChordSetAgreesWithTranscript(t *testing.T) {
 		enumerated = append(enumerated, strings.Join(c, "+"))
 	}
 	if !slices.Equal(tableChords, enumerated) {
-		t.Errorf("table chords (%d) differ from the transcript's valid chords (%d) in set or order",
+		t.Errorf("table chords (%d) differ from the registry's valid chords (%d) in set or order",
 			len(tableChords), len(enumerated))
 	}
 
 	// Near misses: every base (and some non-bases) after every sequence of
 	// up to two modifiers, in any order and with repeats.
-	bases := append(transcript.RegistryKeys(), "", "A", "enter", "F13", "F0", "Ctrl", "ab", "é", " ", "\t")
+	bases := append(input.RegistryKeys(), "", "A", "enter", "F13", "F0", "Ctrl", "ab", "é", " ", "\t")
 	seqs := [][]string{{}}
 	for _, a := range modifiers {
 		seqs = append(seqs, []string{a})
@@ -150,7 +150,7 @@ func TestChordSetAgreesWithTranscript(t *testing.T) {
 		for _, s := range seqs {
 			c := append(slices.Clone(s), base)
 			got, err := ptyinput.EncodeKey(c, ptyinput.Modes{})
-			valid := transcript.ValidChord(c)
+			valid := input.ValidChord(c)
 			if errors.Is(err, ptyinput.ErrInvalidChord) == valid {
 				t.Errorf("%q: ValidChord %v, EncodeKey %v", c, valid, err)
 			}
@@ -165,7 +165,7 @@ func TestChordSetAgreesWithTranscript(t *testing.T) {
 			t.Errorf("%q: %v, want ErrInvalidChord", c, err)
 		}
 	}
-	t.Logf("%d near-miss chords agree with transcript.ValidChord", checked)
+	t.Logf("%d near-miss chords agree with input.ValidChord", checked)
 }
 
 // TestAppCursor: DECCKM turns exactly the six unmodified cursor, Home and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/termverify/termverify-sandbox/transcript"
+	"github.com/termverify/termverify-sandbox/input"
 )
 
 // ErrMouseNotEnabled is returned by EncodeMouse, wrapped, when the
@@ -16,7 +16,7 @@ import (
 var ErrMouseNotEnabled = errors.New("mouse reporting not enabled for this event")
 
 // ErrInvalidMouse is returned by EncodeMouse, wrapped, for an event that
-// breaks the input.mouse rules (see transcript's checks) or whose scroll
+// breaks the input.mouse rules (see input.CheckPayload) or whose scroll
 // is larger than MaxScrollDelta.
 var ErrInvalidMouse = errors.New("invalid mouse event")
 
@@ -26,7 +26,7 @@ var ErrInvalidMouse = errors.New("invalid mouse event")
 const MaxScrollDelta = 1000
 
 // MouseEvent is one input.mouse: the transcript's fields, strings as in
-// the protocol (transcript.MousePress … and "left", "middle", "right"),
+// the protocol (input.MousePress … and "left", "middle", "right"),
 // plus Held, which the protocol does not carry.
 type MouseEvent struct {
 	Action      string // press, release, move or scroll
@@ -63,11 +63,11 @@ func EncodeMouse(ev MouseEvent, m Modes) ([]byte, error) {
 		return nil, fmt.Errorf("encode mouse %s: %w", ev.Action, err)
 	}
 	switch ev.Action {
-	case transcript.MousePress:
+	case input.MousePress:
 		return sgrReport(nil, buttonCode(ev.Button), ev, 'M'), nil
-	case transcript.MouseRelease:
+	case input.MouseRelease:
 		return sgrReport(nil, buttonCode(ev.Button), ev, 'm'), nil
-	case transcript.MouseMove:
+	case input.MouseMove:
 		code := sgrNone
 		if ev.Held != "" {
 			code = buttonCode(ev.Held)
@@ -95,22 +95,22 @@ func checkMouse(ev MouseEvent) error {
 	if ev.Column < 0 || ev.Row < 0 {
 		return fmt.Errorf("position %d,%d is negative: %w", ev.Column, ev.Row, ErrInvalidMouse)
 	}
-	if ev.Held != "" && (ev.Action != transcript.MouseMove || buttonCode(ev.Held) < 0) {
+	if ev.Held != "" && (ev.Action != input.MouseMove || buttonCode(ev.Held) < 0) {
 		return fmt.Errorf("held button %q: %w", ev.Held, ErrInvalidMouse)
 	}
 	switch ev.Action {
-	case transcript.MousePress, transcript.MouseRelease:
+	case input.MousePress, input.MouseRelease:
 		if buttonCode(ev.Button) < 0 || ev.Delta != 0 {
 			return fmt.Errorf("needs button left|middle|right and no delta: %w", ErrInvalidMouse)
 		}
-	case transcript.MouseScroll:
+	case input.MouseScroll:
 		if ev.Delta == 0 || ev.Button != "" {
 			return fmt.Errorf("needs a non-zero delta and no button: %w", ErrInvalidMouse)
 		}
 		if ev.Delta < -MaxScrollDelta || ev.Delta > MaxScrollDelta {
 			return fmt.Errorf("delta %d beyond ±%d: %w", ev.Delta, MaxScrollDelta, ErrInvalidMouse)
 		}
-	case transcript.MouseMove:
+	case input.MouseMove:
 		if ev.Button != "" || ev.Delta != 0 {
 			return fmt.Errorf("takes no button and no delta: %w", ErrInvalidMouse)
 		}
@@ -132,11 +132,11 @@ func reported(ev MouseEvent, m Modes) error {
 	}
 	var ok bool
 	switch ev.Action {
-	case transcript.MousePress, transcript.MouseScroll:
+	case input.MousePress, input.MouseScroll:
 		ok = m.Mouse >= MouseX10
-	case transcript.MouseRelease:
+	case input.MouseRelease:
 		ok = m.Mouse >= MouseNormal
-	case transcript.MouseMove:
+	case input.MouseMove:
 		ok = m.Mouse == MouseAny || m.Mouse == MouseButton && ev.Held != ""
 	}
 	if !ok {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/ptyinput"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 func sgr(mode ptyinput.MouseMode) ptyinput.Modes {
@@ -15,19 +15,19 @@ func sgr(mode ptyinput.MouseMode) ptyinput.Modes {
 }
 
 func press(b string, col, row int64) ptyinput.MouseEvent {
-	return ptyinput.MouseEvent{Action: transcript.MousePress, Button: b, Column: col, Row: row}
+	return ptyinput.MouseEvent{Action: input.MousePress, Button: b, Column: col, Row: row}
 }
 
 func release(b string, col, row int64) ptyinput.MouseEvent {
-	return ptyinput.MouseEvent{Action: transcript.MouseRelease, Button: b, Column: col, Row: row}
+	return ptyinput.MouseEvent{Action: input.MouseRelease, Button: b, Column: col, Row: row}
 }
 
 func move(held string, col, row int64) ptyinput.MouseEvent {
-	return ptyinput.MouseEvent{Action: transcript.MouseMove, Held: held, Column: col, Row: row}
+	return ptyinput.MouseEvent{Action: input.MouseMove, Held: held, Column: col, Row: row}
 }
 
 func scroll(delta, col, row int64) ptyinput.MouseEvent {
-	return ptyinput.MouseEvent{Action: transcript.MouseScroll, Delta: delta, Column: col, Row: row}
+	return ptyinput.MouseEvent{Action: input.MouseScroll, Delta: delta, Column: col, Row: row}
 }
 
 func TestEncodeMouse(t *testing.T) {
@@ -146,7 +146,7 @@ func TestEncodeMouseInvalid(t *testing.T) {
 // TestMouseEventFromTranscript: a decoded input.mouse carries over field
 // by field.
 func TestMouseEventFromTranscript(t *testing.T) {
-	in := transcript.Mouse{Action: transcript.MouseRelease, Column: 2, Row: 3, Button: "middle"}
+	in := input.Mouse{Action: input.MouseRelease, Column: 2, Row: 3, Button: "middle"}
 	ev := ptyinput.MouseEvent{Action: in.Action, Column: in.Column, Row: in.Row, Button: in.Button, Delta: in.Delta}
 	got, err := ptyinput.EncodeMouse(ev, sgr(ptyinput.MouseNormal))
 	if err != nil || string(got) != "\x1b[<1;3;4m" {

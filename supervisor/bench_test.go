@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/receipts"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // BenchmarkEpochs measures whole runs of 4,900 epochs (the most a
@@ -24,9 +24,9 @@ func BenchmarkEpochs(b *testing.B) {
 				b.Fatal(env.buildErr)
 			}
 			const n = 4900
-			inputs := make([]transcript.Input, n)
+			inputs := make([]input.Input, n)
 			for i := range inputs {
-				inputs[i] = transcript.Key{Keys: []string{"Control", "c"}}
+				inputs[i] = input.Key{Keys: []string{"Control", "c"}}
 			}
 			dir := b.TempDir()
 			var epochs int
@@ -222,7 +222,7 @@ func (r *repeatReader) Read(b []byte) (int, error) {
 func BenchmarkEpochWork(b *testing.B) {
 	// An Input, as the session holds its script (Request.Inputs): boxing
 	// a Key per call would count an allocation no run makes.
-	var in transcript.Input = transcript.Key{Keys: []string{"Control", "c"}}
+	var in input.Input = input.Key{Keys: []string{"Control", "c"}}
 	var (
 		s      *session
 		epochs int

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -47,7 +48,7 @@ func readyWriter(tb testing.TB, runID string) *transcript.Writer {
 // observation closes an epoch.
 func openEpochWriter(t testing.TB) *transcript.Writer {
 	w := readyWriter(t, boundRunID)
-	if err := w.Input(transcript.Text{Text: "x"}); err != nil {
+	if err := w.Input(input.Text{Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -82,7 +83,7 @@ func checkObservationBound(t *testing.T, line []byte) {
 // checkInputBound: an input the session would send before recording it
 // (its wire line encodes and is short) is accepted by the Writer, and its
 // record is within inputBound of its wire line.
-func checkInputBound(t *testing.T, in transcript.Input) {
+func checkInputBound(t *testing.T, in input.Input) {
 	var enc control.Encoder
 	wire, err := enc.Append(nil, controlInput(in, 0))
 	if err != nil || len(wire) > maxSentFirstLine {
@@ -116,7 +117,7 @@ func FuzzRecordBound(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkObservationBound(t, line)
-		checkInputBound(t, transcript.Text{Text: string(line)})
+		checkInputBound(t, input.Text{Text: string(line)})
 	})
 }
 
@@ -137,12 +138,12 @@ func TestRecordBounds(t *testing.T) {
 		}
 		checkObservationBound(t, []byte(line))
 	}
-	for _, in := range []transcript.Input{
-		transcript.Text{Text: "\x01\x02\"\\é"}, transcript.Key{Keys: []string{"Control", "c"}},
-		transcript.Resize{Columns: 9999, Rows: 9999}, transcript.Stop{},
-		transcript.Text{Text: strings.Repeat("\x1f", 1000)},
+	for _, in := range []input.Input{
+		input.Text{Text: "\x01\x02\"\\é"}, input.Key{Keys: []string{"Control", "c"}},
+		input.Resize{Columns: 9999, Rows: 9999}, input.Stop{},
+		input.Text{Text: strings.Repeat("\x1f", 1000)},
 		// The longest text sent first: 6-byte escapes up to 64 KiB.
-		transcript.Text{Text: strings.Repeat("\x01", (maxSentFirstLine-100)/6)},
+		input.Text{Text: strings.Repeat("\x01", (maxSentFirstLine-100)/6)},
 	} {
 		checkInputBound(t, in)
 	}

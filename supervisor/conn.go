@@ -6,8 +6,8 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/sandbox"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // proc is what a session needs of the running subject: its OS-observed
@@ -36,11 +36,11 @@ type conn interface {
 	// prepare readies next's delivery while the subject works on the
 	// current input; prepared reports the wire size of a prepared input
 	// whose delivery does not depend on when it is recorded (sendFirst).
-	prepare(next transcript.Input)
+	prepare(next input.Input)
 	prepared() (wireBytes int, ok bool)
 	// deliver delivers in: prepared, or made now with the manual clock at
 	// now (its value after in was recorded).
-	deliver(in transcript.Input, now int64) error
+	deliver(in input.Input, now int64) error
 	// next returns the subject's next message and the size of its wire
 	// form; io.EOF at the end of its stream.
 	next() (m control.Message, wireBytes int, err error)
@@ -107,11 +107,11 @@ func (c *pipeConn) hello(runID string, cfg config.Config) error {
 	return err
 }
 
-func (c *pipeConn) prepare(next transcript.Input) { c.ahead.encode(next) }
+func (c *pipeConn) prepare(next input.Input) { c.ahead.encode(next) }
 
 func (c *pipeConn) prepared() (int, bool) { return c.ahead.size() }
 
-func (c *pipeConn) deliver(in transcript.Input, now int64) error {
+func (c *pipeConn) deliver(in input.Input, now int64) error {
 	line, err := c.ahead.take(in, now)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func TestDiagForgedAdapterCodes(t *testing.T) {
 	req := exampleRequest(t)
 	req.Isolation = receipts.IsolationOS
 	req.Args = []string{"/bin/sh", "-c", forgingSubject, leakMarker}
-	in, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"x"}}`+"\n"), false)
+	in, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"x"}}`+"\n"), ModeControl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -206,7 +207,7 @@ func exampleRequest(t *testing.T, args ...string) Request {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	inputs, err := ParseInputs(f, false)
+	inputs, err := ParseInputs(f, ModeControl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func withMarker(args []string) []string {
 }
 
 // benchRequest is the example request for benchmarks (no *testing.T).
-func benchRequest(iso receipts.Isolation, inputs []transcript.Input, out string) Request {
+func benchRequest(iso receipts.Isolation, inputs []input.Input, out string) Request {
 	rf, err := ReadRunFile("../examples/request.json")
 	if err != nil {
 		panic(err)

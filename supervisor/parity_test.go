@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -36,7 +37,7 @@ func (o outcome) afterStop(t *testing.T) (kinds, observations []string) {
 }
 
 // stopOnly is a script of one input.stop, at manual time 0.
-func stopOnly(r *Request) { r.Inputs = []transcript.Input{transcript.Stop{}} }
+func stopOnly(r *Request) { r.Inputs = []input.Input{input.Stop{}} }
 
 // TestParity covers issue #10's items 1–4 against real subjects: each
 // ending recorded with upstream's record sequence and failure details.
@@ -200,12 +201,12 @@ func wantDetails(t *testing.T, o outcome, code string, want map[string]string) {
 // is invented, and the last epoch's observation is recorded.
 func TestReplayNotTerminated(t *testing.T) {
 	needSandbox(t)
-	text := func(s string) transcript.Input { return transcript.Text{Text: s} }
+	text := func(s string) input.Input { return input.Text{Text: s} }
 	cases := []struct {
 		name   string
-		inputs []transcript.Input
+		inputs []input.Input
 	}{
-		{"two inputs, no stop", []transcript.Input{text("a"), text("b")}},
+		{"two inputs, no stop", []input.Input{text("a"), text("b")}},
 		{"no inputs", nil},
 	}
 	for _, tc := range cases {
@@ -226,7 +227,7 @@ func TestReplayNotTerminated(t *testing.T) {
 	t.Run("ending in input.stop is an ordinary run", func(t *testing.T) {
 		t.Parallel()
 		req := exampleRequest(t)
-		req.Inputs = []transcript.Input{text("a"), transcript.Stop{}}
+		req.Inputs = []input.Input{text("a"), input.Stop{}}
 		plain := runCase(t, req)
 		req.Replay = true
 		replayed := runCase(t, req)
@@ -237,7 +238,7 @@ func TestReplayNotTerminated(t *testing.T) {
 	t.Run("without Replay a stop is appended", func(t *testing.T) {
 		t.Parallel()
 		req := exampleRequest(t)
-		req.Inputs = []transcript.Input{text("a")}
+		req.Inputs = []input.Input{text("a")}
 		if o := runCase(t, req); !o.res.Succeeded() || o.count(transcript.KindInputStop) != 1 {
 			t.Errorf("records %v %s", o.kinds, jsonText(o.terminal()))
 		}
@@ -252,7 +253,7 @@ func TestUpstreamDifferences(t *testing.T) {
 		return func(r *Request) { r.Args = []string{"/bin/sh", "-c", script, leakMarker} }
 	}
 	twoInputs := func(r *Request) {
-		r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+		r.Inputs = []input.Input{input.Text{Text: "x"}, input.Text{Text: "y"}}
 	}
 	cases := []struct {
 		name  string

@@ -2,7 +2,7 @@ package supervisor
 
 import (
 	"github.com/termverify/termverify-sandbox/control"
-	"github.com/termverify/termverify-sandbox/transcript"
+	"github.com/termverify/termverify-sandbox/input"
 )
 
 // Sending first (docs/SUPERVISOR.md, "Sending first: the epoch pipeline").
@@ -24,9 +24,9 @@ type ahead struct {
 // encode encodes next, unless its line depends on the manual clock
 // (input.clock carries the time after it is recorded) or there is none.
 // Nothing is sent or recorded here.
-func (a *ahead) encode(next transcript.Input) {
+func (a *ahead) encode(next input.Input) {
 	a.ok = false
-	if _, clock := next.(transcript.ClockAdvanced); next == nil || clock {
+	if _, clock := next.(input.ClockAdvanced); next == nil || clock {
 		return
 	}
 	a.ok = true
@@ -39,7 +39,7 @@ func (a *ahead) size() (int, bool) { return len(a.line), a.ok && a.err == nil }
 
 // take returns in's line: the one encoded ahead when there is one, else
 // in encoded now, with the manual clock at now.
-func (a *ahead) take(in transcript.Input, now int64) ([]byte, error) {
+func (a *ahead) take(in input.Input, now int64) ([]byte, error) {
 	if a.ok {
 		a.ok = false
 		return a.line, a.err

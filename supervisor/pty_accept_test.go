@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
@@ -30,7 +31,7 @@ type ptyRun struct {
 	cols, rows int
 	argv       []string
 	files      map[string]string // written into the mapped root first
-	inputs     []transcript.Input
+	inputs     []input.Input
 	epoch      time.Duration // the epoch deadline; 0 is 10 s
 }
 
@@ -391,13 +392,13 @@ func compareWithTmux(t *testing.T, r ptyRun, res ptyResult) {
 		}
 		var after string
 		switch v := in.(type) {
-		case transcript.Text:
+		case input.Text:
 			after = fmt.Sprintf("input %d text %q", i+1, v.Text)
 			pane.Type(v.Text)
-		case transcript.Key:
+		case input.Key:
 			after = fmt.Sprintf("input %d key %q", i+1, v.Keys)
 			pane.SendKeys(tmuxKey(t, v.Keys))
-		case transcript.Resize:
+		case input.Resize:
 			after = fmt.Sprintf("input %d resize %dx%d", i+1, v.Columns, v.Rows)
 			pane.Resize(int(v.Columns), int(v.Rows))
 		default:
@@ -442,8 +443,8 @@ func checkExitedAfter(t *testing.T, res ptyResult, inputs int) {
 	}
 }
 
-func text(s string) transcript.Input   { return transcript.Text{Text: s} }
-func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
+func text(s string) input.Input   { return input.Text{Text: s} }
+func key(k ...string) input.Input { return input.Key{Keys: k} }
 
 // TestPTYVim: vim edits a new file in the mapped root — insert, move,
 // x, dd, text holding a line feed, :wq — with every frame equal to tmux's; the file is on the host
@@ -452,7 +453,7 @@ func key(k ...string) transcript.Input { return transcript.Key{Keys: k} }
 func TestPTYVim(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 50, rows: 10, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "notes.txt"},
-		inputs: []transcript.Input{
+		inputs: []input.Input{
 			text("iHello world"), key("Enter"), text("delete me"), key("Enter"), text("last line"),
 			key("Escape"), text("gg"), text("x"), text("j"), text("dd"), text("$"),
 			// Text is typed as it is, though vim enabled bracketed paste:
@@ -501,7 +502,7 @@ func lessWords() string {
 func TestPTYLess(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": lessWords()},
-		inputs: []transcript.Input{text(" "), text("/needle"), key("Enter"), text("q")}}
+		inputs: []input.Input{text(" "), text("/needle"), key("Enter"), text("q")}}
 	res := runPTY(t, r)
 	checkExitedAfter(t, res, len(r.inputs))
 	if !slices.Contains(res.obs[1].lines, "line 012 plain xxxxxxxxxxxx") || !strings.HasPrefix(res.obs[3].lines[0], "line 077 needle") {
@@ -517,7 +518,7 @@ func TestPTYLess(t *testing.T) {
 func TestPTYBash(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 50, rows: 16, argv: []string{"bash", "--norc", "--noprofile"},
-		inputs: []transcript.Input{
+		inputs: []input.Input{
 			text("echo hello world"), key("Enter"),
 			text(`printf '%s-%s\n' a b c d`), key("Enter"),
 			// Wide and combining characters, and a line longer than the
@@ -568,11 +569,11 @@ func cursesRun(t *testing.T) ptyRun {
 	}
 	return ptyRun{cols: 50, rows: 12, argv: []string{"/usr/bin/python3", "boxes.py"},
 		files: map[string]string{"boxes.py": testdata(t, "boxes.py")},
-		inputs: []transcript.Input{
+		inputs: []input.Input{
 			key("ArrowDown"), key("ArrowDown"), key("ArrowRight"), key("ArrowRight"), key("ArrowRight"),
-			transcript.Resize{Columns: 60, Rows: 14}, key("ArrowUp"),
-			transcript.Resize{Columns: 44, Rows: 10}, key("ArrowLeft"),
-			transcript.Resize{Columns: 44, Rows: 10}, text("q"),
+			input.Resize{Columns: 60, Rows: 14}, key("ArrowUp"),
+			input.Resize{Columns: 44, Rows: 10}, key("ArrowLeft"),
+			input.Resize{Columns: 44, Rows: 10}, text("q"),
 		}}
 }
 
@@ -628,7 +629,7 @@ func TestPTYTranscriptDeterministic(t *testing.T) {
 func TestPTYStop(t *testing.T) {
 	t.Parallel()
 	t.Run("hangup", func(t *testing.T) {
-		res := runPTY(t, ptyRun{cols: 40, rows: 6, argv: []string{"cat"}, inputs: []transcript.Input{text("abc")}})
+		res := runPTY(t, ptyRun{cols: 40, rows: 6, argv: []string{"cat"}, inputs: []input.Input{text("abc")}})
 		last := res.obs[len(res.obs)-1]
 		if res.res.Outcome != transcript.KindRunFinished || last.afterKind != transcript.KindInputStop ||
 			last.exit != `{"kind":"signal","value":"HUP"}` || last.lines[0] != "abc" {
@@ -659,14 +660,14 @@ func TestPTYStop(t *testing.T) {
 func TestPTYMouseClick(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 40, rows: 6, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "m.txt"},
-		inputs: []transcript.Input{
+		inputs: []input.Input{
 			text("ione two three"), key("Enter"), text("four five"), key("Escape"),
 			text(":set mouse=a"), key("Enter"),
-			transcript.Mouse{Action: transcript.MousePress, Button: "left", Column: 5, Row: 0},
-			transcript.Mouse{Action: transcript.MouseRelease, Button: "left", Column: 5, Row: 0},
-			transcript.Mouse{Action: transcript.MousePress, Button: "left", Column: 2, Row: 1},
-			transcript.Mouse{Action: transcript.MouseMove, Column: 6, Row: 1},
-			transcript.Mouse{Action: transcript.MouseRelease, Button: "left", Column: 6, Row: 1},
+			input.Mouse{Action: input.MousePress, Button: "left", Column: 5, Row: 0},
+			input.Mouse{Action: input.MouseRelease, Button: "left", Column: 5, Row: 0},
+			input.Mouse{Action: input.MousePress, Button: "left", Column: 2, Row: 1},
+			input.Mouse{Action: input.MouseMove, Column: 6, Row: 1},
+			input.Mouse{Action: input.MouseRelease, Button: "left", Column: 6, Row: 1},
 			text("x"), text(":wq"), key("Enter"),
 		}}
 	res := runPTY(t, r)
@@ -694,7 +695,7 @@ func TestPTYMouseClick(t *testing.T) {
 func TestPTYTypedLines(t *testing.T) {
 	t.Parallel()
 	r := ptyRun{cols: 40, rows: 8, argv: []string{"sh"},
-		inputs: []transcript.Input{text("echo one\necho two\n"), text("exit 3\n")}}
+		inputs: []input.Input{text("echo one\necho two\n"), text("exit 3\n")}}
 	res := runPTY(t, r)
 	if res.res.Outcome != transcript.KindRunFinished || res.res.Exit == nil || res.res.Exit.Code != 3 {
 		t.Fatalf("outcome %s exit %+v, want run.finished with code 3", res.res.Outcome, res.res.Exit)
@@ -716,7 +717,7 @@ func TestPTYTypedEnter(t *testing.T) {
 	t.Run("bash", func(t *testing.T) {
 		t.Parallel()
 		r := ptyRun{cols: 50, rows: 12, argv: []string{"bash", "--norc", "--noprofile"},
-			inputs: []transcript.Input{text("echo one; seq 3 5\r"), text("exit\r")}}
+			inputs: []input.Input{text("echo one; seq 3 5\r"), text("exit\r")}}
 		res := runPTY(t, r)
 		checkExitedAfter(t, res, len(r.inputs))
 		if screen := strings.Join(res.obs[1].lines, "\n"); !strings.Contains(screen, "one\n3\n4\n5\n") {
@@ -727,7 +728,7 @@ func TestPTYTypedEnter(t *testing.T) {
 	t.Run("vim", func(t *testing.T) {
 		t.Parallel()
 		r := ptyRun{cols: 50, rows: 10, argv: []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "typed.txt"},
-			inputs: []transcript.Input{
+			inputs: []input.Input{
 				text(":set number\r"), text("ifirst line\rsecond"), key("Escape"), text(":wq\r"),
 			}}
 		res := runPTY(t, r)
@@ -747,7 +748,7 @@ func TestPTYTypedEnter(t *testing.T) {
 	t.Run("less", func(t *testing.T) {
 		t.Parallel()
 		r := ptyRun{cols: 50, rows: 12, argv: []string{"less", "words.txt"}, files: map[string]string{"words.txt": lessWords()},
-			inputs: []transcript.Input{text("/needle\r"), text("q")}}
+			inputs: []input.Input{text("/needle\r"), text("q")}}
 		res := runPTY(t, r)
 		checkExitedAfter(t, res, len(r.inputs))
 		if !strings.HasPrefix(res.obs[1].lines[0], "line 077 needle") {

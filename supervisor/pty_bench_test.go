@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -24,13 +25,13 @@ const ptyBenchEpochs = 500
 
 // catLine is the PTY benchmarks' input: a keystroke and Enter, which the
 // line discipline echoes and cat copies back once it reads the line.
-var catLine transcript.Input = transcript.Text{Text: "x\n"}
+var catLine input.Input = input.Text{Text: "x\n"}
 
 // echoKey is the control/v1 yardstick's input, as BenchmarkEpochs sends.
-var echoKey transcript.Input = transcript.Key{Keys: []string{"Control", "c"}}
+var echoKey input.Input = input.Key{Keys: []string{"Control", "c"}}
 
 // benchPTYRequest is benchRequest for cat on the sandbox's terminal.
-func benchPTYRequest(inputs []transcript.Input, out string) Request {
+func benchPTYRequest(inputs []input.Input, out string) Request {
 	req := benchRequest(receipts.IsolationOS, inputs, out)
 	req.PTY, req.Args = true, []string{"cat"}
 	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 20, 2
@@ -45,7 +46,7 @@ func BenchmarkPTYRun(b *testing.B) {
 	if env.buildErr != nil {
 		b.Fatal(env.buildErr)
 	}
-	inputs := make([]transcript.Input, ptyBenchEpochs)
+	inputs := make([]input.Input, ptyBenchEpochs)
 	for i := range inputs {
 		inputs[i] = catLine
 	}
@@ -136,7 +137,7 @@ func startBenchSession(b *testing.B, req Request) *benchSession {
 }
 
 // step runs one epoch of in, as runEpochs does.
-func (bs *benchSession) step(in transcript.Input) {
+func (bs *benchSession) step(in input.Input) {
 	bs.epoch++
 	bs.s.input = bs.epoch
 	pctx, cancel := context.WithTimeoutCause(context.Background(), bs.req.Deadlines.Epoch, errEpochDeadline)
@@ -154,9 +155,9 @@ func (bs *benchSession) stop() {
 	bs.s.input = bs.epoch
 	// step prepared its input again as the next one (control/v1 encodes
 	// it ahead, pipeline.go): the next one is input.stop instead.
-	bs.s.conn.prepare(transcript.Stop{})
+	bs.s.conn.prepare(input.Stop{})
 	pctx, cancel := context.WithTimeoutCause(context.Background(), bs.req.Deadlines.Epoch, errEpochDeadline)
-	end := bs.s.end(bs.s.epoch(pctx, transcript.Stop{}, nil))
+	end := bs.s.end(bs.s.epoch(pctx, input.Stop{}, nil))
 	cancel()
 	bs.inner()
 	res, err := bs.rec.finish(end)
@@ -177,14 +178,14 @@ func BenchmarkEpochLatency(b *testing.B) {
 	cases := []struct {
 		name string
 		req  func() Request
-		in   transcript.Input
+		in   input.Input
 	}{
 		{"control", func() Request {
-			req := benchRequest(receipts.IsolationOS, []transcript.Input{echoKey}, "")
+			req := benchRequest(receipts.IsolationOS, []input.Input{echoKey}, "")
 			req.Config.Terminal.Columns, req.Config.Terminal.Rows = 20, 2
 			return req
 		}, echoKey},
-		{"pty", func() Request { return benchPTYRequest([]transcript.Input{catLine}, "") }, catLine},
+		{"pty", func() Request { return benchPTYRequest([]input.Input{catLine}, "") }, catLine},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

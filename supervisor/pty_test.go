@@ -25,7 +25,7 @@ func shRequest(t *testing.T, script string, inputs ...string) Request {
 	req.Isolation = receipts.IsolationOS
 	req.Config.Terminal.Columns, req.Config.Terminal.Rows = 40, 8
 	req.Args = []string{"/bin/sh", "-c", script, leakMarker}
-	in, err := ParseInputs(strings.NewReader(strings.Join(inputs, "\n")+"\n"), true)
+	in, err := ParseInputs(strings.NewReader(strings.Join(inputs, "\n")+"\n"), ModePTY)
 	if err != nil {
 		t.Fatal(err)
 	}

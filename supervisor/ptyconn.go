@@ -14,6 +14,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/ptydrive"
 	"github.com/termverify/termverify-sandbox/ptyinput"
@@ -271,7 +272,7 @@ func (c *ptyConn) writeContext() (context.Context, context.CancelCauseFunc) {
 // handshake is waiting for its first quiet point (next).
 func (c *ptyConn) hello(string, config.Config) error { return nil }
 
-func (c *ptyConn) prepare(transcript.Input) {}
+func (c *ptyConn) prepare(input.Input) {}
 
 // prepared is never: an input's bytes depend on the modes the program has
 // set by the time it is sent, so inputs are sent in the plain order.
@@ -281,7 +282,7 @@ func (c *ptyConn) prepared() (int, bool) { return 0, false }
 // the program stopped reading before the deadline or the run ended; a
 // *terminalError for an input the terminal cannot send (nothing written)
 // or a failed terminal.
-func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
+func (c *ptyConn) deliver(in input.Input, _ int64) error {
 	c.atOnce, c.idleOut = false, false
 	if pending, err := c.drv.Pending(); err != nil {
 		return &terminalError{failure: FailureTerminal, err: err}
@@ -292,11 +293,11 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 	defer cancel(nil)
 	var err error
 	switch v := in.(type) {
-	case transcript.Text:
+	case input.Text:
 		err = c.drv.Text(ctx, v.Text)
-	case transcript.Key:
+	case input.Key:
 		err = c.drv.Key(ctx, v.Keys)
-	case transcript.Resize:
+	case input.Resize:
 		var changed bool
 		changed, err = c.drv.Resize(int(v.Columns), int(v.Rows))
 		if err != nil {
@@ -311,14 +312,14 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 			// after this is news.
 			c.sizeSaid = [2]int{}
 		}
-	case transcript.Mouse:
+	case input.Mouse:
 		err = c.mouse(ctx, v)
-	case transcript.ClipboardSet:
+	case input.ClipboardSet:
 		c.drv.SetClipboard([]byte(v.Text))
-	case transcript.ClockAdvanced:
+	case input.ClockAdvanced:
 		// A terminal has no clock to advance: nothing is written, and the
 		// epoch closes at the next quiet point.
-	case transcript.Stop:
+	case input.Stop:
 		c.stop = true
 		c.hangup()
 	default:
@@ -343,9 +344,9 @@ func (c *ptyConn) deliver(in transcript.Input, _ int64) error {
 // mouse sends an SGR report, or notes that the program reports no mouse
 // (nothing written). A move carries the button a preceding press left
 // down, as a terminal knows it.
-func (c *ptyConn) mouse(ctx context.Context, m transcript.Mouse) error {
+func (c *ptyConn) mouse(ctx context.Context, m input.Mouse) error {
 	ev := ptyinput.MouseEvent{Action: m.Action, Column: m.Column, Row: m.Row, Button: m.Button, Delta: m.Delta}
-	if m.Action == transcript.MouseMove {
+	if m.Action == input.MouseMove {
 		// Only a move carries the held button: ptyinput refuses it on
 		// a press, a release or a scroll, which name their own.
 		ev.Held = c.held

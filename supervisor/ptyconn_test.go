@@ -15,10 +15,10 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/quiesce"
 	"github.com/termverify/termverify-sandbox/sandbox"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // hostProc is a program on a host pseudoterminal as a ptyProc, so that
@@ -49,11 +49,11 @@ func TestPTYOutputWhileIdle(t *testing.T) {
 	// The input after the idle output: text, or a resize to the size the
 	// terminal has, which closes its epoch at once — but not before the
 	// output its diagnostic speaks of is read (found by review).
-	t.Run("text", func(t *testing.T) { outputWhileIdle(t, transcript.Text{Text: "z"}, "z") })
-	t.Run("same-size resize", func(t *testing.T) { outputWhileIdle(t, transcript.Resize{Columns: 40, Rows: 8}, "") })
+	t.Run("text", func(t *testing.T) { outputWhileIdle(t, input.Text{Text: "z"}, "z") })
+	t.Run("same-size resize", func(t *testing.T) { outputWhileIdle(t, input.Resize{Columns: 40, Rows: 8}, "") })
 }
 
-func outputWhileIdle(t *testing.T, idle transcript.Input, echo string) {
+func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 	master, slave := ptytest.Open(t, 40, 8)
 	// The background job writes once the test says the first epoch is
 	// over (the file), so its line comes while no epoch is open.
@@ -90,7 +90,7 @@ func outputWhileIdle(t *testing.T, idle transcript.Input, echo string) {
 	if _, ok := next().(control.Ready); !ok {
 		t.Fatal("the first message is not the readiness observation")
 	}
-	if err := c.deliver(transcript.Key{Keys: []string{"Enter"}}, 0); err != nil {
+	if err := c.deliver(input.Key{Keys: []string{"Enter"}}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if m, ok := next().(control.Observation); !ok || strings.Contains(jsonText(&m.Events[0].Data), "BG") {

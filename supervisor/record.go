@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
@@ -150,15 +151,15 @@ type ownMessages interface{ adapterMade() }
 
 // controlInput is the wire message for an input; now is the manual time
 // after the Writer recorded it (so input.clock carries the advanced time).
-func controlInput(in transcript.Input, now int64) control.Message {
+func controlInput(in input.Input, now int64) control.Message {
 	switch v := in.(type) {
-	case transcript.Text:
+	case input.Text:
 		return control.Text{Text: v.Text}
-	case transcript.Key:
+	case input.Key:
 		return control.Key{Keys: v.Keys}
-	case transcript.Resize:
+	case input.Resize:
 		return control.Resize{Columns: v.Columns, Rows: v.Rows}
-	case transcript.ClockAdvanced:
+	case input.ClockAdvanced:
 		return control.Clock{AtMS: now}
 	}
 	return control.Stop{}

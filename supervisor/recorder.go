@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -33,7 +34,7 @@ func (r *recorder) start(cfg config.Config, subject transcript.Subject) error {
 	return nil
 }
 
-func (r *recorder) input(in transcript.Input) error          { return r.w.Input(in) }
+func (r *recorder) input(in input.Input) error               { return r.w.Input(in) }
 func (r *recorder) observe(o transcript.Observation) error   { return r.w.Observe(o) }
 func (r *recorder) diagnostic(d transcript.Diagnostic) error { return r.w.Diagnostic(d) }
 

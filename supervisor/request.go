@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/receipts"
@@ -63,9 +64,9 @@ type Request struct {
 	// Inputs are the input script: input.text, input.key, input.resize,
 	// input.clock_advanced and input.stop (the kinds control/v1 can
 	// carry), and in PTY mode also input.mouse and input.clipboard_set
-	// (InputKinds). Run appends input.stop when the script does not end
+	// (Mode.InputKinds). Run appends input.stop when the script does not end
 	// with one.
-	Inputs []transcript.Input
+	Inputs []input.Input
 
 	// PTY runs the subject as an unmodified terminal program on a
 	// pseudoterminal of the sandbox's own (run --pty, docs/PTY.md)
@@ -237,7 +238,7 @@ func (r *Request) prepare() error {
 		}
 		r.readyMarker = m
 	}
-	inputs, err := checkScript(r.Inputs, !r.Replay, InputKinds(r.PTY))
+	inputs, err := checkScript(r.Inputs, !r.Replay, r.Mode().InputKinds())
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -251,14 +252,14 @@ func (r *Request) prepare() error {
 // checkScript refuses what control/v1 cannot carry or the transcript would
 // refuse, and appends input.stop when missing.
 // Without addStop (a replay) nothing is appended.
-func checkScript(in []transcript.Input, addStop bool, kinds []string) ([]transcript.Input, error) {
-	out := make([]transcript.Input, 0, len(in)+1)
-	var check transcript.InputChecker
+func checkScript(in []input.Input, addStop bool, kinds []string) ([]input.Input, error) {
+	out := make([]input.Input, 0, len(in)+1)
+	var check input.Checker
 	for i, x := range in {
 		if err := check.Check(x, kinds...); err != nil {
 			return nil, fmt.Errorf("input %d: %w", i+1, err)
 		}
-		if _, stop := x.(transcript.Stop); stop && i != len(in)-1 {
+		if _, stop := x.(input.Stop); stop && i != len(in)-1 {
 			return nil, fmt.Errorf("input %d: input.stop must be the last input", i+1)
 		}
 		out = append(out, x)
@@ -267,10 +268,10 @@ func checkScript(in []transcript.Input, addStop bool, kinds []string) ([]transcr
 		return out, nil
 	}
 	if len(out) == 0 {
-		return append(out, transcript.Stop{}), nil
+		return append(out, input.Stop{}), nil
 	}
-	if _, stop := out[len(out)-1].(transcript.Stop); !stop {
-		out = append(out, transcript.Stop{})
+	if _, stop := out[len(out)-1].(input.Stop); !stop {
+		out = append(out, input.Stop{})
 	}
 	return out, nil
 }
@@ -278,10 +279,10 @@ func checkScript(in []transcript.Input, addStop bool, kinds []string) ([]transcr
 // checkNoMarker refuses a script whose typed text could echo a readiness
 // marker: one text holding its prefix, or the texts in order forming it
 // (the line discipline echoes them one after another).
-func checkNoMarker(in []transcript.Input) error {
+func checkNoMarker(in []input.Input) error {
 	tail := ""
 	for i, x := range in {
-		t, ok := x.(transcript.Text)
+		t, ok := x.(input.Text)
 		if !ok {
 			continue
 		}
@@ -404,26 +405,12 @@ func ParseRunFile(data []byte) (RunFile, error) {
 	return rf, nil
 }
 
-// InputKinds are the input kinds a subject can be given:
-// termverify.control/v1 carries text, keys, resizes, the clock and stop;
-// a terminal (pty) also takes mouse reports and a clipboard to answer
-// OSC 52 queries from.
-func InputKinds(pty bool) []string {
-	k := []string{transcript.KindInputText, transcript.KindInputKey, transcript.KindInputResize,
-		transcript.KindInputClock, transcript.KindInputStop}
-	if pty {
-		k = append(k, transcript.KindInputMouse, transcript.KindInputClipboard)
-	}
-	return k
-}
-
-// ParseInputs reads an input script with transcript.ReadScript (JSONL, one
+// ParseInputs reads an input script with input.ReadScript (JSONL, one
 // {"kind", "payload"} input per line, limits enforced while reading),
-// admitting only the kinds the mode carries (InputKinds). The first bad
-// line is refused with a *transcript.DecodeError naming it; nothing is
-// started.
-func ParseInputs(r io.Reader, pty bool) ([]transcript.Input, error) {
-	in, err := transcript.ReadScript(r, InputKinds(pty)...)
+// admitting only the kinds the mode carries (Mode.InputKinds). The first
+// bad line is refused with an *input.Error naming it; nothing is started.
+func ParseInputs(r io.Reader, m Mode) ([]input.Input, error) {
+	in, err := input.ReadScript(r, m.InputKinds()...)
 	if err != nil {
 		return nil, fmt.Errorf("input script: %w", err)
 	}
@@ -432,13 +419,13 @@ func ParseInputs(r io.Reader, pty bool) ([]transcript.Input, error) {
 
 // ReadInputsFile opens the input script at path and parses it with
 // ParseInputs; errors name the file.
-func ReadInputsFile(path string, pty bool) ([]transcript.Input, error) {
+func ReadInputsFile(path string, m Mode) ([]input.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("input script: %w", err)
 	}
 	defer f.Close()
-	in, err := ParseInputs(f, pty)
+	in, err := ParseInputs(f, m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

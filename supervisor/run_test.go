@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -103,7 +104,7 @@ func TestExample(t *testing.T) {
 
 	// The inputs of the first transcript, run again (as replay does),
 	// give the same transcript.
-	replay, err := o.tr.Inputs(InputKinds(false)...)
+	replay, err := o.tr.Inputs(ModeControl.InputKinds()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,18 +386,18 @@ func TestStderr(t *testing.T) {
 // the transcript's 32 MiB, and for a line near the 4 MiB record limit.
 func TestNothingSentUnrecorded(t *testing.T) {
 	needSandbox(t)
-	key := transcript.Key{Keys: []string{"Control", "c"}}
-	keys := make([]transcript.Input, 1500)
+	key := input.Key{Keys: []string{"Control", "c"}}
+	keys := make([]input.Input, 1500)
 	for i := range keys {
 		keys[i] = key
 	}
-	keys[len(keys)-1] = transcript.Stop{}
+	keys[len(keys)-1] = input.Stop{}
 	// Control characters take 6 bytes on the wire: a line just under 4 MiB,
 	// whose record (envelope, at_ms, run id) is just over.
-	long := transcript.Text{Text: strings.Repeat("\x01", (canon.MaxLineBytes-120)/6)}
+	long := input.Text{Text: strings.Repeat("\x01", (canon.MaxLineBytes-120)/6)}
 	cases := []struct {
 		name   string
-		inputs []transcript.Input
+		inputs []input.Input
 		edit   func(*Request)
 		limit  transcript.Limit
 		sent   int // inputs sent and recorded; -1: over 1,000
@@ -404,7 +405,7 @@ func TestNothingSentUnrecorded(t *testing.T) {
 		// ~30 KB per observation: ~1,100 of them fill the transcript.
 		{"observations fill the transcript", keys, func(r *Request) { r.Config.Terminal.Columns, r.Config.Terminal.Rows = 300, 100 },
 			transcript.LimitTranscriptBytes, -1},
-		{"an input line over the record limit", []transcript.Input{key, long, transcript.Stop{}}, nil, transcript.LimitLineBytes, 1},
+		{"an input line over the record limit", []input.Input{key, long, input.Stop{}}, nil, transcript.LimitLineBytes, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -448,10 +449,10 @@ func TestUsage(t *testing.T) {
 		`{"kind":"input.text","payload":{"at_ms":0,"text":"a"}}`,
 	}
 	for _, line := range bad {
-		_, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"ok"}}`+"\n"+line+"\n"), false)
-		se, ok := errors.AsType[*transcript.DecodeError](err)
+		_, err := ParseInputs(strings.NewReader(`{"kind":"input.text","payload":{"text":"ok"}}`+"\n"+line+"\n"), ModeControl)
+		se, ok := errors.AsType[*input.Error](err)
 		if !ok || se.Line < 2 {
-			t.Errorf("%s: %v, want a *transcript.DecodeError naming line 2 or later", line, err)
+			t.Errorf("%s: %v, want an *input.Error naming line 2 or later", line, err)
 		}
 	}
 	if _, err := ParseRunFile([]byte(`{"run_id":"r","config":{},"subject":{}}`)); err == nil {
@@ -521,7 +522,7 @@ func TestImprovements(t *testing.T) {
 			}},
 		{"2: traffic after a terminal message is peer-lifecycle",
 			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; read s; echo '` + finishLine + `'; echo '` + diagLine + `'`,
-			func(r *Request) { r.Inputs = []transcript.Input{transcript.Text{Text: "x"}} }, func(t *testing.T, o outcome) {
+			func(r *Request) { r.Inputs = []input.Input{input.Text{Text: "x"}} }, func(t *testing.T, o outcome) {
 				if o.detail("violation") != violAfterTerminal {
 					t.Errorf("got %s", jsonText(o.terminal()))
 				}
@@ -529,7 +530,7 @@ func TestImprovements(t *testing.T) {
 		{"a terminal message while idle ends the run truthfully",
 			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; echo '` + finishLine + `'`,
 			func(r *Request) {
-				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+				r.Inputs = []input.Input{input.Text{Text: "x"}, input.Text{Text: "y"}}
 			}, func(t *testing.T, o outcome) {
 				if o.res.Outcome != transcript.KindRunFinished {
 					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))
@@ -540,7 +541,7 @@ func TestImprovements(t *testing.T) {
 			// observation closes the epoch, so it arrives while idle.
 			`read h; echo '` + readyLine + `'; read i; printf '%s\n%s\n' '` + obsLine + `' '` + strings.Replace(finishLine, `"value":0`, `"value":7`, 1) + `'`,
 			func(r *Request) {
-				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+				r.Inputs = []input.Input{input.Text{Text: "x"}, input.Text{Text: "y"}}
 			}, func(t *testing.T, o outcome) {
 				claimed, ok := o.terminal().Get("x-claimed-exit")
 				if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Code != 0 || !ok || jsonText(claimed) != `{"kind":"code","value":7}` {
@@ -550,7 +551,7 @@ func TestImprovements(t *testing.T) {
 		{"1: exit while idle is run.finished with the OS exit",
 			`read h; echo '` + readyLine + `'; read i; echo '` + obsLine + `'; exit 5`,
 			func(r *Request) {
-				r.Inputs = []transcript.Input{transcript.Text{Text: "x"}, transcript.Text{Text: "y"}}
+				r.Inputs = []input.Input{input.Text{Text: "x"}, input.Text{Text: "y"}}
 			}, func(t *testing.T, o outcome) {
 				if o.res.Outcome != transcript.KindRunFinished || o.res.Exit.Code != 5 {
 					t.Errorf("got %v %s", o.kinds, jsonText(o.terminal()))

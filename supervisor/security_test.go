@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/receipts"
-	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // victimText is what a host file the attacker aims at holds before a run.
@@ -306,8 +306,8 @@ func TestInputFileLimits(t *testing.T) {
 	t.Run("input script: endless line", func(t *testing.T) {
 		// A bounded stream, so that code without the limit ends too.
 		r := &countingReader{pattern: []byte("x"), stop: 3 * canon.MaxLineBytes}
-		_, err := ParseInputs(r, false)
-		se, ok := errors.AsType[*transcript.DecodeError](err)
+		_, err := ParseInputs(r, ModeControl)
+		se, ok := errors.AsType[*input.Error](err)
 		if !ok || se.Line != 1 || se.Rule != canon.RuleLineBytes || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxLineBytes)) {
 			t.Errorf("ParseInputs: %v, want line 1 refused by the %d-byte line limit", err, canon.MaxLineBytes)
 		}
@@ -317,9 +317,9 @@ func TestInputFileLimits(t *testing.T) {
 	})
 	t.Run("input script: endless lines", func(t *testing.T) {
 		r := &countingReader{pattern: line0, stop: canon.MaxTranscriptBytes + 1<<20}
-		_, err := ParseInputs(r, false)
-		se, ok := errors.AsType[*transcript.DecodeError](err)
-		if !ok || se.Rule != transcript.RuleTranscriptBytes || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
+		_, err := ParseInputs(r, ModeControl)
+		se, ok := errors.AsType[*input.Error](err)
+		if !ok || se.Rule != input.RuleScriptBytes || !strings.Contains(err.Error(), strconv.Itoa(canon.MaxTranscriptBytes)) {
 			t.Errorf("ParseInputs: %v, want the script refused by the %d-byte limit", err, canon.MaxTranscriptBytes)
 		}
 		if r.n > canon.MaxTranscriptBytes+1 {
@@ -391,8 +391,8 @@ func TestReadersStopAtTheLimit(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "inputs.jsonl")
 		long := append([]byte(`{"kind":"input.text","payload":{"text":"`), bytes.Repeat([]byte("a"), canon.MaxLineBytes)...)
 		mustSucceed(t, os.WriteFile(path, append(append([]byte(nil), line0...), long...), 0o644))
-		_, err := ReadInputsFile(path, false)
-		se, ok := errors.AsType[*transcript.DecodeError](err)
+		_, err := ReadInputsFile(path, ModeControl)
+		se, ok := errors.AsType[*input.Error](err)
 		if !ok || se.Line != 2 || se.Rule != canon.RuleLineBytes || !strings.Contains(err.Error(), path) {
 			t.Errorf("ReadInputsFile: %v, want line 2 of %s refused", err, path)
 		}

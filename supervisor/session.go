@@ -9,6 +9,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -127,10 +128,10 @@ func (s *session) reply(pctx context.Context) *ending {
 // whose drain ends the run. A replay's recorded inputs need not end with
 // input.stop: when they run out with the run still open, the run fails
 // (notTerminated) rather than a stop being invented.
-func (s *session) runEpochs(ctx context.Context, inputs []transcript.Input) *ending {
+func (s *session) runEpochs(ctx context.Context, inputs []input.Input) *ending {
 	for i, in := range inputs {
 		s.input = i + 1
-		var next transcript.Input
+		var next input.Input
 		if i+1 < len(inputs) {
 			next = inputs[i+1]
 		}
@@ -176,7 +177,7 @@ func (s *session) notTerminated(pctx context.Context, inputs int) *ending {
 // records are written while the subject works on it, which takes the
 // Writer off the round trip. The transcript is the same either way: the
 // observation, then the input, then what the subject answered.
-func (s *session) epoch(pctx context.Context, in, next transcript.Input) *ending {
+func (s *session) epoch(pctx context.Context, in, next input.Input) *ending {
 	s.arm(pctx)
 	var sendErr error
 	sent := s.sendFirst() && !s.conn.arrived()
@@ -193,7 +194,7 @@ func (s *session) epoch(pctx context.Context, in, next transcript.Input) *ending
 			return end
 		}
 	}
-	_, stop := in.(transcript.Stop)
+	_, stop := in.(input.Stop)
 	s.phase = phaseEpoch
 	if stop {
 		s.phase = phaseStop

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -34,7 +35,7 @@ func supervisorChild() int {
 		Args:           []string{"./echo-subject", "hang", os.Getenv("TV_MARKER")},
 		Roots:          map[string]string{"app": os.Getenv("TV_ROOT")},
 		StateDir:       os.Getenv("TV_STATE"),
-		Inputs:         []transcript.Input{transcript.Text{Text: "hi"}},
+		Inputs:         []input.Input{input.Text{Text: "hi"}},
 		Deadlines:      Deadlines{Epoch: time.Minute},
 		TranscriptPath: path,
 	}

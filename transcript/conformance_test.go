@@ -120,31 +120,3 @@ func TestReferenceFixtures(t *testing.T) {
 		}
 	}
 }
-
-// readTSV returns the keys column of upstream's key-encoding-v1.tsv, or
-// nil (with a skip note) when the reference directory is absent.
-func readTSV(t *testing.T) [][]string {
-	t.Helper()
-	path := filepath.Join(sharedDir(t), "reference", "termverify-upstream", "registries", "key-encoding-v1.tsv")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Logf("skipping the upstream cross-check: %v", err)
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]string
-	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-		if i == 0 {
-			continue // header
-		}
-		cols := bytes.Split(line, []byte("\t"))
-		var keys []string
-		if err := json.Unmarshal(cols[1], &keys); err != nil {
-			t.Fatalf("tsv line %d: %v", i+1, err)
-		}
-		out = append(out, keys)
-	}
-	return out
-}

@@ -27,11 +27,12 @@
 // records the compat rule rewrote, which come out channel-tagged.
 //
 // The decoders sit beside the encoders: DecodeSubject reads a subject,
-// ReadScript an input script (JSONL, one {"kind","payload"} input a line),
 // Transcript.Inputs the inputs a transcript recorded. They apply the
-// validator's rules and Rule ids, so an input they accept is one the Writer
-// records, and report the first violation as a *DecodeError (or *Error)
-// naming its line or member.
+// validator's rules and Rule ids, and report the first violation as a
+// *DecodeError (or *Error) naming its line or member. The inputs
+// themselves, their payload rules and the input-script reader are the
+// input vocabulary's (package input), which the Writer and the validator
+// call, so an input that package accepts is one the Writer records.
 //
 // The package does not interpret what a transcript claims (which tier is
 // strong enough is the receipts package's and the auditor's question), does

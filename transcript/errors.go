@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
 
@@ -38,7 +39,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Rule ids. JSON-level rules (json.*, number.*, limit.depth, limit.items,
 // limit.values, limit.string-bytes, limit.record-string-bytes,
-// limit.line-bytes) are canon's and keep canon's ids.
+// limit.line-bytes) are canon's and keep canon's ids; the input payload
+// rules are package input's, which holds an input script to them.
 const (
 	RuleTranscriptBytes = "limit.transcript-bytes"
 	RuleRecords         = "limit.records"
@@ -81,14 +83,14 @@ const (
 	RuleAfterExit        = "epoch.after-exit"
 	RuleInputAtMS        = "input.at-ms"
 	RuleClock            = "input.clock"
-	RuleInputText        = "input.text"
-	RuleKeyChord         = "input.key.chord"
-	RuleResize           = "input.resize"
-	RuleMousePosition    = "input.mouse.position"
-	RuleMouseButton      = "input.mouse.button"
-	RuleMouseDelta       = "input.mouse.delta"
-	RuleClipboard        = "input.clipboard-set"
-	RuleClockAdvanced    = "input.clock-advanced"
+	RuleInputText        = input.RuleText
+	RuleKeyChord         = input.RuleKeyChord
+	RuleResize           = input.RuleResize
+	RuleMousePosition    = input.RuleMousePosition
+	RuleMouseButton      = input.RuleMouseButton
+	RuleMouseDelta       = input.RuleMouseDelta
+	RuleClipboard        = input.RuleClipboard
+	RuleClockAdvanced    = input.RuleClockAdvanced
 	RuleDiagnostic       = "diagnostic.payload"
 	RuleObservation      = "observation.payload"
 	RuleUI               = "observation.ui"
@@ -104,18 +106,18 @@ const (
 	RuleWriterState      = "writer.state"
 	RuleWriterValue      = "writer.value"
 	RuleWriterTerminalSz = "writer.terminal-size"
-	RuleScriptLine       = "script.line" // decoders: a script line is not {"kind": string, "payload": object}
-	RuleInputKind        = "input.kind"  // decoders: not an input kind, or one the caller did not admit
+	RuleScriptLine       = input.RuleScriptLine // input.ReadScript: a script line is not {"kind": string, "payload": object}
+	RuleInputKind        = input.RuleKind       // decoders: not an input kind, or one the caller did not admit
 )
 
-// DecodeError is the first violation a decoder (DecodeSubject, ReadScript)
-// found: where, and which rule. Rule is a transcript rule id, or canon's
-// for JSON-level rules, so a script line is refused for the reason its
-// record would be. Callers branch on Rule, never on the message text.
+// DecodeError is the first violation DecodeSubject found: where, and
+// which rule (a transcript rule id, or canon's for JSON-level rules).
+// Callers branch on Rule, never on the message text. (An input script's
+// refusal is an *input.Error.)
 type DecodeError struct {
-	Line int    // one-based line of an input script; 0 for a whole-script rule or a single value
-	Path string // the member at fault, e.g. "payload" or "subject.fixture.id"; "" for the whole line
-	Rule string // stable id, e.g. "input.key.chord", "json.duplicate-member"
+	Line int    // one-based line; 0 for a single value
+	Path string // the member at fault, e.g. "subject.fixture.id"; "" for the whole value
+	Rule string // stable id, e.g. "started.subject", "json.duplicate-member"
 	Err  error  // the cause (a *canon.Error, or a detail); see Unwrap
 }
 

@@ -3,6 +3,7 @@ package transcript
 import (
 	"sort"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -13,17 +14,17 @@ const Protocol = "termverify.transcript/v1"
 // SubjectFormat is run.started.payload.subject.format.
 const SubjectFormat = "termverify.replay-subject/v1"
 
-// Record kinds.
+// Record kinds. The input kinds are package input's.
 const (
 	KindRunStarted     = "run.started"
 	KindCapability     = "capability.result"
-	KindInputText      = "input.text"
-	KindInputKey       = "input.key"
-	KindInputResize    = "input.resize"
-	KindInputMouse     = "input.mouse"
-	KindInputClipboard = "input.clipboard_set"
-	KindInputClock     = "input.clock_advanced"
-	KindInputStop      = "input.stop"
+	KindInputText      = input.KindText
+	KindInputKey       = input.KindKey
+	KindInputResize    = input.KindResize
+	KindInputMouse     = input.KindMouse
+	KindInputClipboard = input.KindClipboard
+	KindInputClock     = input.KindClock
+	KindInputStop      = input.KindStop
 	KindObservation    = "observation"
 	KindDiagnostic     = "diagnostic"
 	KindRunFinished    = "run.finished"
@@ -280,90 +281,4 @@ func errorShape(code, message string, details *canon.Value) canon.Value {
 	return canon.ObjectValue(m...)
 }
 
-// Input is one input record: Text, Key, Resize, Mouse, ClipboardSet,
-// ClockAdvanced or Stop. The Writer stamps at_ms from its manual clock.
-type Input interface {
-	kind() string
-	payload(at int64, a *canon.Arena) canon.Value
-}
-
-// Text is input.text.
-type Text struct{ Text string }
-
-// Key is input.key: one termverify.key/v1 chord, e.g. {"Control", "c"}.
-type Key struct{ Keys []string }
-
-// Resize is input.resize; Columns and Rows are > 0.
-type Resize struct{ Columns, Rows int64 }
-
-// Mouse actions and buttons.
-const (
-	MousePress   = "press"
-	MouseRelease = "release"
-	MouseMove    = "move"
-	MouseScroll  = "scroll"
-)
-
-// Mouse is input.mouse. Button (left|middle|right) is for press and
-// release only; Delta (non-zero) for scroll only.
-type Mouse struct {
-	Action      string
-	Column, Row int64
-	Button      string
-	Delta       int64
-}
-
-// ClipboardSet is input.clipboard_set.
-type ClipboardSet struct{ Text string }
-
-// ClockAdvanced is input.clock_advanced: the manual clock moves forward
-// by DeltaMS (> 0); the record's at_ms is the new time.
-type ClockAdvanced struct{ DeltaMS int64 }
-
-// Stop is input.stop; no input may follow it.
-type Stop struct{}
-
 func at(ms int64) canon.Member { return canon.M("at_ms", canon.IntValue(ms)) }
-
-// The input payloads, built in a with members in RFC 8785 order.
-
-func (Text) kind() string { return KindInputText }
-func (t Text) payload(ms int64, a *canon.Arena) canon.Value {
-	return a.Object(at(ms), canon.M("text", canon.StringValue(t.Text)))
-}
-func (Key) kind() string { return KindInputKey }
-func (k Key) payload(ms int64, a *canon.Arena) canon.Value {
-	keys := a.Items(len(k.Keys))
-	for i, s := range k.Keys {
-		keys[i] = canon.StringValue(s)
-	}
-	return a.Object(at(ms), canon.M("keys", canon.Value{Kind: canon.Array, Items: keys}))
-}
-func (Resize) kind() string { return KindInputResize }
-func (r Resize) payload(ms int64, a *canon.Arena) canon.Value {
-	return a.Object(at(ms), canon.M("columns", canon.IntValue(r.Columns)), canon.M("rows", canon.IntValue(r.Rows)))
-}
-func (Mouse) kind() string { return KindInputMouse }
-func (m Mouse) payload(ms int64, a *canon.Arena) canon.Value {
-	mm := a.Members(6)[:0]
-	mm = append(mm, canon.M("action", canon.StringValue(m.Action)), at(ms))
-	if m.Button != "" {
-		mm = append(mm, canon.M("button", canon.StringValue(m.Button)))
-	}
-	mm = append(mm, canon.M("column", canon.IntValue(m.Column)))
-	if m.Delta != 0 {
-		mm = append(mm, canon.M("delta", canon.IntValue(m.Delta)))
-	}
-	mm = append(mm, canon.M("row", canon.IntValue(m.Row)))
-	return canon.Value{Kind: canon.Object, Members: mm}
-}
-func (ClipboardSet) kind() string { return KindInputClipboard }
-func (c ClipboardSet) payload(ms int64, a *canon.Arena) canon.Value {
-	return a.Object(at(ms), canon.M("text", canon.StringValue(c.Text)))
-}
-func (ClockAdvanced) kind() string { return KindInputClock }
-func (c ClockAdvanced) payload(ms int64, a *canon.Arena) canon.Value {
-	return a.Object(at(ms+c.DeltaMS), canon.M("delta_ms", canon.IntValue(c.DeltaMS)))
-}
-func (Stop) kind() string                                 { return KindInputStop }
-func (Stop) payload(ms int64, a *canon.Arena) canon.Value { return a.Object(at(ms)) }

@@ -33,7 +33,7 @@ func started(config, subject string) []rec {
 	return []rec{{KindRunStarted, `{"config":` + config + `,"subject":` + subject + `}`}, failed()}
 }
 
-func input(kind, payload string) []rec {
+func inputRec(kind, payload string) []rec {
 	return body(rec{kind, payload}, obsAt(100, ""), finished(0))
 }
 
@@ -69,7 +69,7 @@ func TestSemanticRules(t *testing.T) {
 
 		// Kinds and member sets.
 		{"unknown kind", body(rec{"input.unknown", `{"at_ms":100}`}, finished(0)), RuleKind},
-		{"unknown payload member", input(KindInputText, `{"at_ms":100,"text":"a","extra":1}`), RulePayloadMembers},
+		{"unknown payload member", inputRec(KindInputText, `{"at_ms":100,"text":"a","extra":1}`), RulePayloadMembers},
 		{"payload not object", body(rec{KindInputStop, `[]`}, finished(0)), RulePayloadMembers},
 
 		// Placement.
@@ -142,36 +142,36 @@ func TestSemanticRules(t *testing.T) {
 		{"exit mismatch", body(textAt(100), exitObs(100, `{"kind":"code","value":1}`), finished(0)), RuleExitMismatch},
 
 		// Inputs.
-		{"at_ms missing", input(KindInputText, `{"text":"a"}`), RuleInputAtMS},
-		{"at_ms negative", input(KindInputText, `{"at_ms":-1,"text":"a"}`), RuleInputAtMS},
-		{"at_ms bool", input(KindInputText, `{"at_ms":true,"text":"a"}`), RuleInputAtMS},
-		{"text not string", input(KindInputText, `{"at_ms":100,"text":1}`), RuleInputText},
-		{"clipboard", input(KindInputClipboard, `{"at_ms":100,"text":"a"}`), ""},
-		{"clipboard missing text", input(KindInputClipboard, `{"at_ms":100}`), RuleClipboard},
-		{"key Enter", input(KindInputKey, `{"at_ms":100,"keys":["Enter"]}`), ""},
-		{"key Control c", input(KindInputKey, `{"at_ms":100,"keys":["Control","c"]}`), ""},
-		{"key all modifiers", input(KindInputKey, `{"at_ms":100,"keys":["Control","Alt","Shift","Meta","~"]}`), ""},
-		{"key Shift Tab", input(KindInputKey, `{"at_ms":100,"keys":["Shift","Tab"]}`), ""},
-		{"key bare letter", input(KindInputKey, `{"at_ms":100,"keys":["c"]}`), RuleKeyChord},
-		{"key Shift letter", input(KindInputKey, `{"at_ms":100,"keys":["Shift","a"]}`), RuleKeyChord},
-		{"key order", input(KindInputKey, `{"at_ms":100,"keys":["Alt","Control","c"]}`), RuleKeyChord},
-		{"key repeated", input(KindInputKey, `{"at_ms":100,"keys":["Control","Control","c"]}`), RuleKeyChord},
-		{"key two bases", input(KindInputKey, `{"at_ms":100,"keys":["Enter","Tab"]}`), RuleKeyChord},
-		{"key case", input(KindInputKey, `{"at_ms":100,"keys":["enter"]}`), RuleKeyChord},
-		{"key empty", input(KindInputKey, `{"at_ms":100,"keys":[]}`), RuleKeyChord},
-		{"resize", input(KindInputResize, `{"at_ms":100,"columns":100,"rows":30}`), ""},
-		{"resize zero", input(KindInputResize, `{"at_ms":100,"columns":0,"rows":30}`), RuleResize},
-		{"mouse press", input(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2,"button":"left"}`), ""},
-		{"mouse scroll", input(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":-3}`), ""},
-		{"mouse move", input(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":2}`), ""},
-		{"mouse drag", input(KindInputMouse, `{"at_ms":100,"action":"drag","column":1,"row":2}`), RuleMousePosition},
-		{"mouse negative row", input(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":-2}`), RuleMousePosition},
-		{"mouse press no button", input(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2}`), RuleMouseButton},
-		{"mouse press delta", input(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2,"button":"left","delta":1}`), RuleMouseButton},
-		{"mouse scroll zero", input(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":0}`), RuleMouseDelta},
-		{"mouse scroll button", input(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":1,"button":"left"}`), RuleMouseDelta},
-		{"mouse move button null", input(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":2,"button":null}`), RuleMouseDelta},
-		{"stop member", input(KindInputStop, `{"at_ms":100,"why":1}`), RulePayloadMembers},
+		{"at_ms missing", inputRec(KindInputText, `{"text":"a"}`), RuleInputAtMS},
+		{"at_ms negative", inputRec(KindInputText, `{"at_ms":-1,"text":"a"}`), RuleInputAtMS},
+		{"at_ms bool", inputRec(KindInputText, `{"at_ms":true,"text":"a"}`), RuleInputAtMS},
+		{"text not string", inputRec(KindInputText, `{"at_ms":100,"text":1}`), RuleInputText},
+		{"clipboard", inputRec(KindInputClipboard, `{"at_ms":100,"text":"a"}`), ""},
+		{"clipboard missing text", inputRec(KindInputClipboard, `{"at_ms":100}`), RuleClipboard},
+		{"key Enter", inputRec(KindInputKey, `{"at_ms":100,"keys":["Enter"]}`), ""},
+		{"key Control c", inputRec(KindInputKey, `{"at_ms":100,"keys":["Control","c"]}`), ""},
+		{"key all modifiers", inputRec(KindInputKey, `{"at_ms":100,"keys":["Control","Alt","Shift","Meta","~"]}`), ""},
+		{"key Shift Tab", inputRec(KindInputKey, `{"at_ms":100,"keys":["Shift","Tab"]}`), ""},
+		{"key bare letter", inputRec(KindInputKey, `{"at_ms":100,"keys":["c"]}`), RuleKeyChord},
+		{"key Shift letter", inputRec(KindInputKey, `{"at_ms":100,"keys":["Shift","a"]}`), RuleKeyChord},
+		{"key order", inputRec(KindInputKey, `{"at_ms":100,"keys":["Alt","Control","c"]}`), RuleKeyChord},
+		{"key repeated", inputRec(KindInputKey, `{"at_ms":100,"keys":["Control","Control","c"]}`), RuleKeyChord},
+		{"key two bases", inputRec(KindInputKey, `{"at_ms":100,"keys":["Enter","Tab"]}`), RuleKeyChord},
+		{"key case", inputRec(KindInputKey, `{"at_ms":100,"keys":["enter"]}`), RuleKeyChord},
+		{"key empty", inputRec(KindInputKey, `{"at_ms":100,"keys":[]}`), RuleKeyChord},
+		{"resize", inputRec(KindInputResize, `{"at_ms":100,"columns":100,"rows":30}`), ""},
+		{"resize zero", inputRec(KindInputResize, `{"at_ms":100,"columns":0,"rows":30}`), RuleResize},
+		{"mouse press", inputRec(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2,"button":"left"}`), ""},
+		{"mouse scroll", inputRec(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":-3}`), ""},
+		{"mouse move", inputRec(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":2}`), ""},
+		{"mouse drag", inputRec(KindInputMouse, `{"at_ms":100,"action":"drag","column":1,"row":2}`), RuleMousePosition},
+		{"mouse negative row", inputRec(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":-2}`), RuleMousePosition},
+		{"mouse press no button", inputRec(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2}`), RuleMouseButton},
+		{"mouse press delta", inputRec(KindInputMouse, `{"at_ms":100,"action":"press","column":1,"row":2,"button":"left","delta":1}`), RuleMouseButton},
+		{"mouse scroll zero", inputRec(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":0}`), RuleMouseDelta},
+		{"mouse scroll button", inputRec(KindInputMouse, `{"at_ms":100,"action":"scroll","column":1,"row":2,"delta":1,"button":"left"}`), RuleMouseDelta},
+		{"mouse move button null", inputRec(KindInputMouse, `{"at_ms":100,"action":"move","column":1,"row":2,"button":null}`), RuleMouseDelta},
+		{"stop member", inputRec(KindInputStop, `{"at_ms":100,"why":1}`), RulePayloadMembers},
 
 		// Diagnostics.
 		{"diagnostic details", body(textAt(100), rec{KindDiagnostic, `{"at_ms":100,"code":"c","message":"m","details":{"a":1}}`}, failed()), ""},
@@ -291,48 +291,4 @@ func TestErrorFields(t *testing.T) {
 	if e, _ := errors.AsType[*Error](err); e == nil || e.Record != -1 {
 		t.Fatalf("whole-file error: %+v", e)
 	}
-}
-
-// TestKeyRegistry cross-checks the chord rules against upstream's
-// enumeration (key-encoding-v1.tsv: every valid chord, 1,382 rows).
-func TestKeyRegistry(t *testing.T) {
-	if n := len(RegistryKeys()); n != 99 {
-		t.Fatalf("registry has %d keys, want 99", n)
-	}
-	valid := countValidChords()
-	if valid != 1382 {
-		t.Errorf("%d valid chords, want 1382", valid)
-	}
-	tsv := readTSV(t)
-	if tsv == nil {
-		return
-	}
-	for _, keys := range tsv {
-		if !ValidChord(keys) {
-			t.Errorf("upstream chord %q rejected", keys)
-		}
-	}
-	if len(tsv) != valid {
-		t.Errorf("upstream enumerates %d chords, we admit %d", len(tsv), valid)
-	}
-}
-
-// countValidChords enumerates every modifier subset in order with every
-// registry key as base.
-func countValidChords() int {
-	n := 0
-	for mask := 0; mask < 16; mask++ {
-		var mods []string
-		for i, m := range keyModifiers {
-			if mask&(1<<i) != 0 {
-				mods = append(mods, m)
-			}
-		}
-		for _, base := range RegistryKeys() {
-			if ValidChord(append(append([]string(nil), mods...), base)) {
-				n++
-			}
-		}
-	}
-	return n
 }

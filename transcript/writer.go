@@ -173,7 +173,7 @@ func (w *Writer) Input(in Input) error {
 		return &Error{Record: w.seq, Line: w.seq + 1, Rule: RuleWriterValue, Err: errors.New("nil input")}
 	}
 	w.arena.Reset()
-	return w.emit(in.kind(), in.payload(w.v.now, &w.arena))
+	return w.emit(in.Kind(), in.Payload(w.v.now, &w.arena))
 }
 
 // Finish writes run.finished with the subject's exit. An exited-process

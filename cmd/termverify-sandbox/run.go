@@ -146,14 +146,22 @@ func (o runOptions) toRequest(args []string) (supervisor.Request, error) {
 	// Each reader enforces its file's size limit while reading.
 	switch {
 	case o.inputs == "-":
-		req.Inputs, err = supervisor.ParseInputs(os.Stdin, o.pty)
+		req.Inputs, err = supervisor.ParseInputs(os.Stdin, o.mode())
 	case o.inputs != "":
-		req.Inputs, err = supervisor.ReadInputsFile(o.inputs, o.pty)
+		req.Inputs, err = supervisor.ReadInputsFile(o.inputs, o.mode())
 	}
 	if err != nil {
 		return req, err
 	}
 	return req, o.apply(&req, args)
+}
+
+// mode is the run mode --pty picks.
+func (o runFlags) mode() supervisor.Mode {
+	if o.pty {
+		return supervisor.ModePTY
+	}
+	return supervisor.ModeControl
 }
 
 // apply sets the shared flags' fields of req; args is the subject's argv.

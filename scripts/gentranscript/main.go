@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -124,15 +125,15 @@ func generate(bw *bufio.Writer, size int) error {
 	for epoch := 1; w.Bytes() < size-stopMargin && w.Records() < canon.MaxRecords-8; epoch++ {
 		switch epoch % 10 {
 		case 3:
-			check(w.Input(transcript.ClockAdvanced{DeltaMS: int64(1 + r.IntN(500))}))
+			check(w.Input(input.ClockAdvanced{DeltaMS: int64(1 + r.IntN(500))}))
 		case 5:
-			check(w.Input(transcript.Key{Keys: []string{"Control", "c"}}))
+			check(w.Input(input.Key{Keys: []string{"Control", "c"}}))
 		case 7:
-			check(w.Input(transcript.Key{Keys: []string{"Enter"}}))
+			check(w.Input(input.Key{Keys: []string{"Enter"}}))
 		case 9:
-			check(w.Input(transcript.Resize{Columns: 80, Rows: 24}))
+			check(w.Input(input.Resize{Columns: 80, Rows: 24}))
 		default:
-			check(w.Input(transcript.Text{Text: sentence(r, 3+r.IntN(8))}))
+			check(w.Input(input.Text{Text: sentence(r, 3+r.IntN(8))}))
 		}
 		if epoch%4 == 0 {
 			details := canon.ObjectValue(canon.M("epoch", canon.IntValue(int64(epoch))), canon.M("phase", canon.StringValue("render")))
@@ -140,7 +141,7 @@ func generate(bw *bufio.Writer, size int) error {
 		}
 		check(w.Observe(observation(r, screen, epoch)))
 	}
-	check(w.Input(transcript.Stop{}))
+	check(w.Input(input.Stop{}))
 	exit := transcript.Exit{Kind: transcript.ExitCode}
 	o := observation(r, screen, -1)
 	o.Process = &transcript.Process{Exited: true, Exit: exit}
@@ -218,7 +219,7 @@ func generateLong(bw *bufio.Writer, n int, obs transcript.Observation) error {
 	negotiate(w)
 	check(w.Observe(obs))
 	for range n - 1 {
-		check(w.Input(transcript.Text{Text: "x"}))
+		check(w.Input(input.Text{Text: "x"}))
 		check(w.Observe(obs))
 	}
 	check(w.Finish(transcript.Exit{Kind: transcript.ExitCode}))
