@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
 
@@ -34,7 +35,7 @@ func benchData(b testing.TB) []byte {
 		if err := w.Observe(o); err != nil {
 			b.Fatal(err)
 		}
-		if err := w.Input(Text{Text: "hello"}); err != nil {
+		if err := w.Input(input.Text{Text: "hello"}); err != nil {
 			b.Fatal(err)
 		}
 	}

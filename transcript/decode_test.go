@@ -125,7 +125,7 @@ func readyWriter(tb testing.TB, out io.Writer) *Writer {
 }
 
 // scriptLine is in's script line: its record payload without at_ms.
-func scriptLine(tb testing.TB, in Input) []byte {
+func scriptLine(tb testing.TB, in input.Input) []byte {
 	tb.Helper()
 	var a canon.Arena
 	p := in.Payload(0, &a)
@@ -144,7 +144,7 @@ func scriptLine(tb testing.TB, in Input) []byte {
 }
 
 // everyKind is one input of every kind (two mice).
-var everyKind = []Input{input.Text{Text: "héllo"}, input.Key{Keys: []string{"Control", "c"}}, input.Resize{Columns: 100, Rows: 30},
+var everyKind = []input.Input{input.Text{Text: "héllo"}, input.Key{Keys: []string{"Control", "c"}}, input.Resize{Columns: 100, Rows: 30},
 	input.Mouse{Action: input.MousePress, Row: 2, Button: "left"}, input.Mouse{Action: input.MouseScroll, Column: 1, Row: 2, Delta: -3},
 	input.ClipboardSet{}, input.ClockAdvanced{DeltaMS: 250}, input.Stop{}}
 

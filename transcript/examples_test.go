@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -99,14 +100,14 @@ func examples(t *testing.T) map[string][]byte {
 	must(t, w.Start(cfg, subj))
 	negotiate(t, w, cfg)
 	must(t, w.Observe(counterView(0, "normal")))
-	must(t, w.Input(Text{Text: "+"}))
+	must(t, w.Input(input.Text{Text: "+"}))
 	must(t, w.Observe(counterView(1, "normal")))
-	must(t, w.Input(Key{Keys: []string{"Control", "a"}}))
+	must(t, w.Input(input.Key{Keys: []string{"Control", "a"}}))
 	must(t, w.Diagnostic(Diagnostic{Code: "key-ignored", Message: "no binding for Control+a"}))
 	must(t, w.Observe(counterView(1, "normal")))
-	must(t, w.Input(ClockAdvanced{DeltaMS: 250}))
+	must(t, w.Input(input.ClockAdvanced{DeltaMS: 250}))
 	must(t, w.Observe(counterView(1, "normal")))
-	must(t, w.Input(Stop{}))
+	must(t, w.Input(input.Stop{}))
 	exit := Exit{Kind: ExitCode, Code: 0}
 	// The supervisor's synthesized exit observation (ADAPTER-RULES.md).
 	must(t, w.Observe(Observation{Process: &Process{Exited: true, Exit: exit}}))
@@ -119,7 +120,7 @@ func examples(t *testing.T) map[string][]byte {
 	must(t, w.Start(cfg, subj))
 	negotiate(t, w, cfg)
 	must(t, w.Observe(counterView(0, "normal")))
-	must(t, w.Input(Text{Text: "+"}))
+	must(t, w.Input(input.Text{Text: "+"}))
 	details := canon.ObjectValue(
 		canon.M("failure", canon.StringValue("epoch-timeout")),
 		canon.M("during", canon.StringValue("read")),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -310,7 +311,7 @@ func mustWriteOpenEpoch(t testing.TB, w *Writer) {
 		check(w.Applied(c, receipts.OS, nil))
 	}
 	check(w.Observe(Observation{}))
-	check(w.Input(Text{Text: "hi"}))
+	check(w.Input(input.Text{Text: "hi"}))
 }
 
 // TestRoom: Room says yes exactly when the Writer accepts the next record

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
 
@@ -195,7 +196,7 @@ func longLineTranscript(tb testing.TB, n int, shape string) []byte {
 	obs := longObservation(tb, shape)
 	for k := range n {
 		if k > 0 {
-			if err := w.Input(Text{Text: "x"}); err != nil {
+			if err := w.Input(input.Text{Text: "x"}); err != nil {
 				tb.Fatal(err)
 			}
 		}

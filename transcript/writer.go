@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -168,7 +169,7 @@ func (w *Writer) Observe(o Observation) error {
 // Input writes an input, opening an epoch. It is stamped with the
 // current manual time; a ClockAdvanced input is stamped with the advanced
 // time, which becomes current.
-func (w *Writer) Input(in Input) error {
+func (w *Writer) Input(in input.Input) error {
 	if in == nil {
 		return &Error{Record: w.seq, Line: w.seq + 1, Rule: RuleWriterValue, Err: errors.New("nil input")}
 	}
