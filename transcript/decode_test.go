@@ -278,3 +278,18 @@ func FuzzDecodeSubject(f *testing.F) {
 		}
 	})
 }
+
+// TestInputRuleIDs: the rules an input script shares with the records
+// keep one id, so a script line is refused for the reason its record
+// would be. (The input payload rules are input's constants outright.)
+func TestInputRuleIDs(t *testing.T) {
+	for _, c := range []struct{ script, record string }{
+		{input.RulePayloadMembers, RulePayloadMembers},
+		{input.RuleAfterStop, RuleAfterStop},
+		{input.RuleScriptBytes, RuleTranscriptBytes},
+	} {
+		if c.script != c.record {
+			t.Errorf("input says %q where the transcript says %q", c.script, c.record)
+		}
+	}
+}
