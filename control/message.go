@@ -112,7 +112,8 @@ func NewHello(runID string, cfg config.Config) Hello {
 type Text struct{ Text string }
 
 // Key is input.key: one termverify.key/v1 chord. The codec checks only that
-// Keys is a non-empty list; chord validity is the producer's obligation.
+// Keys is a non-empty list; chord validity (input.ValidChord) is the
+// producer's obligation, as upstream's wire leaves it.
 type Key struct{ Keys []string }
 
 // Resize is input.resize: a terminal dimension change.
