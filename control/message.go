@@ -113,7 +113,7 @@ type Text struct{ Text string }
 
 // Key is input.key: one termverify.key/v1 chord. The codec checks only that
 // Keys is a non-empty list; chord validity (input.ValidChord) is the
-// producer's obligation, as upstream's wire leaves it.
+// producer's obligation.
 type Key struct{ Keys []string }
 
 // Resize is input.resize: a terminal dimension change.
