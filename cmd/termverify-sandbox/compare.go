@@ -94,15 +94,16 @@ func runCompare(cmd *cobra.Command, o compareFlags, leftName, rightName string) 
 		sides[i] = t
 	}
 	v := compare.Transcripts(sides[0], sides[1], ignores...)
+	r := compare.NewReport(leftName, rightName, &v)
 	out := cmd.OutOrStdout()
 	var text []byte
 	if o.json {
-		text, err = marshalJSON(compare.NewReport(leftName, rightName, &v))
+		text, err = marshalJSON(r)
 		if err != nil {
 			return &exitError{Code: exitUsage, Err: fmt.Errorf("compare: %w", err)}
 		}
 	} else {
-		text = []byte(renderVerdict(leftName, rightName, &v, colorOn(out)))
+		text = []byte(renderReport(&r, colorOn(out)))
 	}
 	if _, err := out.Write(text); err != nil {
 		return &exitError{Code: exitUsage, Err: fmt.Errorf("compare: write stdout: %w", err)}
@@ -158,11 +159,12 @@ func colorOn(w io.Writer) bool {
 	return err == nil
 }
 
-// renderVerdict is the text report. Everything that comes from a
-// transcript — kinds, member names, values, the file names — is escaped
-// with termsafe, so neither side can drive the reader's terminal or forge a
-// line; colour, when on, is added around the escaped text only.
-func renderVerdict(leftName, rightName string, v *compare.Verdict, color bool) string {
+// renderReport is the text view of r, the report --json prints.
+// Everything that comes from a transcript — kinds, member names, values,
+// the file names — is escaped with termsafe, so neither side can drive the
+// reader's terminal or forge a line; colour, when on, is added around the
+// escaped text only.
+func renderReport(r *compare.Report, color bool) string {
 	paint := func(sgr, s string) string {
 		if !color {
 			return s
@@ -171,24 +173,24 @@ func renderVerdict(leftName, rightName string, v *compare.Verdict, color bool) s
 	}
 	esc := termsafe.String
 	var b strings.Builder
-	fmt.Fprintf(&b, "left   %s  %d records\n", esc(leftName), v.LeftRecords)
-	fmt.Fprintf(&b, "right  %s  %d records\n", esc(rightName), v.RightRecords)
-	for _, ig := range v.Ignored {
+	fmt.Fprintf(&b, "left   %s  %d records\n", esc(r.Left.File), r.Left.Records)
+	fmt.Fprintf(&b, "right  %s  %d records\n", esc(r.Right.File), r.Right.Records)
+	for _, ig := range r.Ignored {
 		fmt.Fprintf(&b, "ignore %s  (%s dropped)\n", esc(ig.Path), plural(ig.Differences, "difference"))
 	}
-	for _, d := range v.Divergences {
+	for _, d := range r.Divergences {
 		head := fmt.Sprintf("seq %d", d.Seq)
 		switch {
-		case d.LeftKind == "":
-			fmt.Fprintf(&b, "%s  only on the right: %s\n", paint(sgrBold, head), paint(sgrGreen, esc(d.RightKind)))
+		case d.LeftKind == nil:
+			fmt.Fprintf(&b, "%s  only on the right: %s\n", paint(sgrBold, head), paint(sgrGreen, esc(*d.RightKind)))
 			continue
-		case d.RightKind == "":
-			fmt.Fprintf(&b, "%s  only on the left: %s\n", paint(sgrBold, head), paint(sgrRed, esc(d.LeftKind)))
+		case d.RightKind == nil:
+			fmt.Fprintf(&b, "%s  only on the left: %s\n", paint(sgrBold, head), paint(sgrRed, esc(*d.LeftKind)))
 			continue
-		case d.LeftKind == d.RightKind:
-			fmt.Fprintf(&b, "%s  %s\n", paint(sgrBold, head), esc(d.LeftKind))
+		case *d.LeftKind == *d.RightKind:
+			fmt.Fprintf(&b, "%s  %s\n", paint(sgrBold, head), esc(*d.LeftKind))
 		default:
-			fmt.Fprintf(&b, "%s  left %s, right %s\n", paint(sgrBold, head), esc(d.LeftKind), esc(d.RightKind))
+			fmt.Fprintf(&b, "%s  left %s, right %s\n", paint(sgrBold, head), esc(*d.LeftKind), esc(*d.RightKind))
 		}
 		for _, x := range d.Differences {
 			fmt.Fprintf(&b, "  %s\n", esc(x.Path))
@@ -196,13 +198,13 @@ func renderVerdict(leftName, rightName string, v *compare.Verdict, color bool) s
 			fmt.Fprintf(&b, "    %s\n", paint(sgrGreen, "+ "+shown(x.Right)))
 		}
 	}
-	if v.Equivalent {
+	if r.Equivalent {
 		b.WriteString(paint(sgrBold+sgrGreen, "equivalent"))
 		fmt.Fprintf(&b, " %s\n", paint(sgrDim, "(run_id not compared)"))
 	} else {
 		b.WriteString(paint(sgrBold+sgrRed, "divergent"))
-		fmt.Fprintf(&b, ": %d of %d positions differ, first at seq %d %s\n", len(v.Divergences),
-			max(v.LeftRecords, v.RightRecords), v.FirstDivergentSeq(), paint(sgrDim, "(run_id not compared)"))
+		fmt.Fprintf(&b, ": %d of %d positions differ, first at seq %d %s\n", len(r.Divergences),
+			max(r.Left.Records, r.Right.Records), *r.FirstDivergentSeq, paint(sgrDim, "(run_id not compared)"))
 	}
 	return b.String()
 }

@@ -211,7 +211,8 @@ func TestCompareTerminalSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := compare.Transcripts(l, r)
-	text := renderVerdict(finished, hostile, &v, true)
+	rep := compare.NewReport(finished, hostile, &v)
+	text := renderReport(&rep, true)
 	if !strings.Contains(text, sgrRed+"- ") || !strings.Contains(text, sgrGreen+"+ ") || !strings.Contains(text, sgrBold+sgrRed+"divergent"+sgrReset) {
 		t.Errorf("no colour:\n%q", text)
 	}
@@ -219,7 +220,7 @@ func TestCompareTerminalSafety(t *testing.T) {
 	if loc := unsafe.FindStringIndex(plain); loc != nil {
 		t.Errorf("unescaped control besides the SGRs: %q", plain[max(0, loc[0]-40):loc[1]])
 	}
-	if plain != renderVerdict(finished, hostile, &v, false) {
+	if plain != renderReport(&rep, false) {
 		t.Error("the coloured report says something else than the plain one")
 	}
 }

@@ -136,29 +136,36 @@ func runReplay(cmd *cobra.Command, o replayOptions, source string, args []string
 		return usage(fmt.Errorf("the new transcript %s: %w", o.transcript, err))
 	}
 	c := replay.Compare(src, replayed, ignores...)
+	rep := c.Report(source, o.transcript, res.Outcome)
 	var text []byte
 	if o.json {
-		if text, err = marshalJSON(c.Report(source, o.transcript, res.Outcome)); err != nil {
+		if text, err = marshalJSON(rep); err != nil {
 			return usage(err)
 		}
 	} else {
-		var b strings.Builder
-		fmt.Fprintf(&b, "replay  %s\n", termsafe.String(outcomeLine(res)))
-		if c.SubjectMatches() {
-			b.WriteString("subject matches the source\n")
-		} else {
-			fmt.Fprintf(&b, "subject differs from the source in %s\n", termsafe.String(strings.Join(c.SubjectDifferences, ", ")))
-		}
-		b.WriteString(renderVerdict(source, o.transcript, &c.Verdict, colorOn(out)))
-		text = []byte(b.String())
+		text = []byte(renderReplay(&rep, res, colorOn(out)))
 	}
 	if _, err := out.Write(text); err != nil {
 		return usage(err)
 	}
-	if !c.Verdict.Equivalent {
+	if !rep.Comparison.Equivalent {
 		return &exitError{Code: exitFailed}
 	}
 	return nil
+}
+
+// renderReplay is the text view of r, the report --json prints, with the
+// new run's outcome in words from res.
+func renderReplay(r *replay.Report, res supervisor.Result, color bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay  %s\n", termsafe.String(outcomeLine(res)))
+	if *r.SubjectMatches {
+		b.WriteString("subject matches the source\n")
+	} else {
+		fmt.Fprintf(&b, "subject differs from the source in %s\n", termsafe.String(strings.Join(r.SubjectDifferences, ", ")))
+	}
+	b.WriteString(renderReport(r.Comparison, color))
+	return b.String()
 }
 
 // outcomeLine is the new run's outcome in a few words.
