@@ -1,10 +1,11 @@
 // Package quiesce decides, from kernel state, whether the programs on a
 // pseudoterminal are waiting for input: the rule that closes an input
-// epoch in PTY mode (issue 14), instead of a quiet window that guesses.
+// epoch in PTY mode (docs/PTY.md), instead of a quiet window that guesses.
 //
 // A Judge looks at one terminal (the master, and a slave descriptor the
 // caller keeps, e.g. from TIOCGPTPEER) and at the tasks the caller says
-// belong to it (a sandbox's PID namespace: TasksInPIDNamespace). One
+// belong to it (a sandbox's processes: its cgroup's listing, or
+// TasksInPIDNamespace where it has no cgroup). One
 // Evaluate call is quiet only when all of this holds:
 //
 //  1. Pending input has been pushed through the line discipline: a poll

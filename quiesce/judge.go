@@ -66,7 +66,7 @@ type Judge struct {
 	// ttyFDs caches, for one evaluation, each process's descriptors that
 	// are the terminal: one listing of /proc/<pid>/fd per process, so
 	// that a hostile fd_set or pollfd array costs lookups, not a stat per
-	// bit (review finding: threads blocked in select on 65536 bits made
+	// bit (threads blocked in select on 65536 bits would otherwise make
 	// one evaluation take seconds).
 	ttyFDs map[int]*ttyFiles
 	// shortWaits remembers the short waits seen by earlier evaluations,
