@@ -51,7 +51,7 @@ type Options struct {
 	Mode supervisor.Mode
 }
 
-// ModeError is a source recorded in the other mode than the replay's: a
+// ModeError is a source recorded in a mode other than the replay's: a
 // replay would diverge at every observation, having compared nothing
 // useful.
 type ModeError struct {
