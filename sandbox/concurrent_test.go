@@ -13,8 +13,8 @@ import (
 )
 
 // TestConcurrentSandboxes starts many short sandboxes at once in one state
-// directory, as a CI runner does (issue 12): scratch roots (each claims a
-// uid of its own) and a shared mapped root, both isolation levels, while
+// directory, as a CI runner does: scratch roots (each claims a uid of its
+// own) and a shared mapped root, both isolation levels, while
 // another goroutine sweeps the state directory in a loop, as every exec
 // and run does at start. No start may fail, each subject's end must be its
 // own, the sweep must never take a live sandbox, and nothing may be left:

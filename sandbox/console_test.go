@@ -122,8 +122,8 @@ func TestConsoleSpec(t *testing.T) {
 }
 
 // TestConsolePtyLimit: a subject cannot take more than maxPtys ptys from
-// the host's shared pool (found by review: one subject opened 3,070 and
-// the next sandbox's terminal failed with ENOSPC).
+// the host's shared pool; without the limit one subject can open
+// thousands and the next sandbox's terminal fails with ENOSPC.
 func TestConsolePtyLimit(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skipf("/usr/bin/python3 (the subject that opens ptys) not installed: %v", err)

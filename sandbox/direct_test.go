@@ -89,13 +89,13 @@ func statusFields(s string) map[string][]string {
 	return m
 }
 
-// TestDirectDropsRoot is the attack of issue 8 item 1 on isolation none:
-// as root, the direct runner used to run the subject as host root with no
-// namespaces, no seccomp and no no_new_privs. The subject must instead
-// see the sandbox uid with no groups and no capabilities, no_new_privs
-// and our seccomp filter, no core dumps, and a setuid-root binary must
-// not give it root back. The uid is the sandbox's own (uid.go), the one
-// its evidence records, never 65534.
+// TestDirectDropsRoot is the root-subject attack on isolation none: a
+// direct runner that keeps root's credentials runs the subject as host
+// root with no namespaces, no seccomp and no no_new_privs. The subject
+// must instead see the sandbox uid with no groups and no capabilities,
+// no_new_privs and our seccomp filter, no core dumps, and a setuid-root
+// binary must not give it root back. The uid is the sandbox's own
+// (uid.go), the one its evidence records, never 65534.
 func TestDirectDropsRoot(t *testing.T) {
 	f := directFixture(t)
 	f.withEscape(t)

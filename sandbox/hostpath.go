@@ -161,9 +161,9 @@ const pinsTmpfs = "mode=0700,size=1m,nr_inodes=4096"
 // <entry>/pins (root only). What is made in it is never created or
 // deleted on the state directory's filesystem: unpin detaches it whole,
 // and the kernel frees it with the last mount namespace holding a copy
-// (the container's). On a disk filesystem mounted with discard (the
-// development VM's /run), each directory removed from the entry cost a
-// synchronous discard (docs/BENCHMARKS.md, *Where the time goes*).
+// (the container's). On a disk filesystem mounted with discard, each
+// directory removed from the entry would cost a synchronous discard
+// (docs/BENCHMARKS.md, *Where the time goes*).
 func (p *pinner) mount() error {
 	if p.made {
 		return nil

@@ -26,11 +26,12 @@ func exchange(t *testing.T, a, b string) {
 	}
 }
 
-// TestRootSwapAfterCheck is the attack of issue #8 item 1: between the
-// check of the mapped root and libcontainer's bind, its name is swapped
-// for a symlink to the host's /. The sandbox must map the directory that
-// was opened (its marker is visible, the host's /etc is not) and say os.
-// Before the fix the bind followed the name and the subject saw host /.
+// TestRootSwapAfterCheck is the rename race on the mapped root: between
+// the check of the mapped root and libcontainer's bind, its name is
+// swapped for a symlink to the host's /. The sandbox must map the
+// directory that was opened (its marker is visible, the host's /etc is
+// not) and say os; a bind by name would follow the symlink and give the
+// subject the host's /.
 func TestRootSwapAfterCheck(t *testing.T) {
 	for _, point := range []string{hookRootOpened, hookBeforeContainerRun} {
 		t.Run(point, func(t *testing.T) {

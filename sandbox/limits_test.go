@@ -15,10 +15,11 @@ import (
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 )
 
-// TestFileSizeLimit is issue #8 item 8: a subject under a 32 MiB memory
-// limit wrote 1 GiB into /sandbox. RLIMIT_FSIZE now caps each file it
-// writes (the writer dies of SIGXFSZ at the cap), in both isolation
-// levels. The cap is small: nothing here fills a disk.
+// TestFileSizeLimit: a memory limit does not bound what a subject writes
+// to disk (under 32 MiB of memory it can write 1 GiB into /sandbox), so
+// RLIMIT_FSIZE caps each file it writes (the writer dies of SIGXFSZ at
+// the cap), in both isolation levels. The cap is small: nothing here
+// fills a disk.
 func TestFileSizeLimit(t *testing.T) {
 	const limit = 1 << 20
 	for _, iso := range []Isolation{IsolationOS, IsolationNone} {

@@ -173,7 +173,7 @@ func daemonScript(marker string) []string {
 	return []string{"/bin/sh", "-c", "(setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &); id -u"}
 }
 
-// TestReadOnlyCgroupfs is issue 11's first row: root in a container whose
+// TestReadOnlyCgroupfs is the common CI container: root in a container whose
 // /sys/fs/cgroup is read-only. The os tier must still give filesystem
 // and network confinement, say which limits are not enforced and why,
 // and kill a daemonized grandchild through the PID namespace; isolation
@@ -293,12 +293,12 @@ func checkNoneWithoutCgroup(t *testing.T, what, reason, errno, marker string) {
 	})
 }
 
-// TestRootWithoutSysAdmin is issue 11's nested-namespaces row: root in a
-// container has euid 0 without CAP_SYS_ADMIN (and a read-only
-// cgroupfs), or with it but without another capability the privileged
-// path needs (`--cap-add SYS_ADMIN` alone: no CAP_NET_ADMIN to bring up
-// the loopback, no CAP_SYS_PTRACE to verify the init; on the privileged
-// path both failed the start). The rootless choice is made by capabilities: the user
+// TestRootWithoutSysAdmin is root in a container (nested namespaces): it
+// has euid 0 without CAP_SYS_ADMIN (and a read-only cgroupfs), or with it
+// but without another capability the privileged path needs (`--cap-add
+// SYS_ADMIN` alone: no CAP_NET_ADMIN to bring up the loopback, no
+// CAP_SYS_PTRACE to verify the init; on the privileged path either would
+// fail the start). The rootless choice is made by capabilities: the user
 // namespace maps only our own ids, and the subject being host uid 0 is
 // said, not claimed as unprivileged. Filesystem and network are os, a
 // daemon dies with the sandbox, and probe says what run gets. With no

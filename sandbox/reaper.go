@@ -31,10 +31,10 @@ func LibcontainerInit() {
 // dependency order, so libcontainer and everything it needs are ready
 // here, and nothing that only the command line needs has run yet: no
 // cobra command tree, text/template, or regexp compiled at package level
-// by packages above this one (the batch manifest's name pattern alone was
-// ~2 ms of every start on the reference VM). The setup process runs once
-// per sandbox, on the start's critical path. The environment check keeps
-// an unrelated "init" argument to a binary that links this package out.
+// by packages above this one, whose cost every start would pay. The setup
+// process runs once per sandbox, on the start's critical path. The
+// environment check keeps an unrelated "init" argument to a binary that
+// links this package out.
 func init() {
 	if len(os.Args) >= 2 && os.Args[1] == InitArg && os.Getenv(initPipeEnv) != "" {
 		LibcontainerInit()

@@ -430,11 +430,11 @@ func startPiped(t *testing.T, spec Spec) (sb *Sandbox, in *os.File, out *os.File
 	return sb, inW, outR
 }
 
-// TestReaperStdioOnlyInSubject (issue 8, "also found"): the subject's
-// stdio pipe ends must exist only in the subject. A reaper that kept its
-// own copies made a write after the subject closed its stdin succeed (an
-// input recorded that the subject could never read) and hid the subject
-// closing its stdout until the whole sandbox ended.
+// TestReaperStdioOnlyInSubject: the subject's stdio pipe ends must exist
+// only in the subject. A reaper that kept its own copies would make a
+// write after the subject closed its stdin succeed (an input recorded
+// that the subject could never read) and hide the subject closing its
+// stdout until the whole sandbox ended.
 func TestReaperStdioOnlyInSubject(t *testing.T) {
 	f := directFixture(t)
 	for _, iso := range bothIsolations {

@@ -89,8 +89,8 @@ func TestFilterEval(t *testing.T) {
 		// The socket block sits between others: their checks still hold.
 		{"ioctl after socket block", arch, unix.SYS_IOCTL, [4]uint64{0, unix.TIOCSTI}, seccompErrno(unix.EPERM)},
 		{"connect not checked", arch, unix.SYS_CONNECT, [4]uint64{3, 0, 0}, unix.SECCOMP_RET_ALLOW},
-		// No set-id file (review finding: a host-uid-0 subject planted a
-		// set-user-ID-root shell for local users).
+		// No set-id file: a host-uid-0 subject could plant a
+		// set-user-ID-root shell for local users.
 		{"chmod 4755", arch, unix.SYS_CHMOD, [4]uint64{0, 0o4755}, seccompErrno(unix.EPERM)},
 		{"chmod 2755", arch, unix.SYS_CHMOD, [4]uint64{0, 0o2755}, seccompErrno(unix.EPERM)},
 		{"chmod 755 allowed", arch, unix.SYS_CHMOD, [4]uint64{0, 0o755}, unix.SECCOMP_RET_ALLOW},

@@ -16,12 +16,12 @@ chmod u+s ./suid; echo "chmod-us=$?"
 install -m 4755 /bin/true ./suid2; echo "install=$?"
 chmod 755 ./suid; echo "plain=$?"`
 
-// TestNoSetIDFiles is a review finding written as the attack: as root
-// without CAP_SYS_PTRACE (or NET_ADMIN, SETUID, SETGID) the sandbox takes
-// the rootless path, where the subject is host uid 0 without
-// capabilities, which still owns what it creates: it planted a
-// set-user-ID-root copy of a program in the mapped root, and any local
-// user who could reach that directory ran it with euid 0. No sandbox may
+// TestNoSetIDFiles is the set-id plant as the attack: as root without
+// CAP_SYS_PTRACE (or NET_ADMIN, SETUID, SETGID) the sandbox takes the
+// rootless path, where the subject is host uid 0 without capabilities,
+// which still owns what it creates: a set-user-ID-root copy of a program
+// it plants in the mapped root would run with euid 0 for any local user
+// who can reach that directory. No sandbox may
 // leave a set-id file, whoever its subject is: the seccomp filter refuses
 // the mode bits (chmod family; open, creat, mknod when creating).
 func TestNoSetIDFiles(t *testing.T) {

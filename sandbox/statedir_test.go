@@ -63,11 +63,12 @@ func hostileStateDirs(t *testing.T, base string) map[string]string {
 	return dirs
 }
 
-// TestStartRefusesHostileStateDir is issue 8 item 12 as the attack, as
-// root: a state directory another user made, or can write, or a symlink in
-// its place, is refused by Start with an error naming the path, and Sweep
-// acts on nothing in it — a planted entry would otherwise make it remove
-// another sandbox's scratch root (or hide a live entry from it).
+// TestStartRefusesHostileStateDir is the squatted state directory as the
+// attack, as root: a state directory another user made, or can write, or
+// a symlink in its place, is refused by Start with an error naming the
+// path, and Sweep acts on nothing in it — a planted entry would otherwise
+// make it remove another sandbox's scratch root (or hide a live entry
+// from it).
 func TestStartRefusesHostileStateDir(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	base := t.TempDir()

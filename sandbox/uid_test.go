@@ -96,13 +96,13 @@ func hostUID(t *testing.T, pid int) int {
 // directory, say ready, and stay.
 const holdScript = `echo secret > mine && chmod 600 mine && echo ready && exec sleep 60`
 
-// TestUIDPerSandboxAttack is the security review's attack: as root
-// without a user namespace every sandbox's subject ran as host uid 65534,
-// and so did the isolation-none subject (and any host "nobody" daemon).
-// Subjects are dumpable, so one of the same uid passes the kernel's
-// same-uid check for /proc/<pid>/root: a none subject read and wrote an
-// os sandbox's /sandbox through /proc/<subject>/root/sandbox and could
-// SIGKILL its PID-1 reaper. Every sandbox now has a uid of its own.
+// TestUIDPerSandboxAttack is the shared-uid attack, as root without a
+// user namespace: subjects are dumpable, so two of the same host uid
+// (65534 for every sandbox, say, and any host "nobody" daemon) pass the
+// kernel's same-uid check for /proc/<pid>/root: an isolation-none subject
+// could read and write an os sandbox's /sandbox through
+// /proc/<subject>/root/sandbox and SIGKILL its PID-1 reaper. Every
+// sandbox has a uid of its own, so neither works.
 func TestUIDPerSandboxAttack(t *testing.T) {
 	fa := newFixture(t)    // the victim, isolation os
 	fb := directFixture(t) // the attacker, isolation none
