@@ -18,8 +18,8 @@ import (
 	"github.com/termverify/termverify-sandbox/quiesce"
 )
 
-// The PTY mode's latency benchmarks on a host terminal (issue 14,
-// docs/BENCHMARKS.md "PTY mode", scripts/bench-pty.sh): the driver and
+// The PTY mode's latency benchmarks on a host terminal
+// (docs/BENCHMARKS.md "PTY mode", scripts/bench-pty.sh): the driver and
 // quiesce alone, without the sandbox or the supervisor. Every op is one
 // epoch; each reports the median and 99th percentile of its epochs.
 

@@ -1,5 +1,5 @@
 // Package ptydrive drives one unmodified program on a pseudoterminal, an
-// input epoch at a time: the engine of the PTY mode (issue 14), apart
+// input epoch at a time: the engine of the PTY mode (docs/PTY.md), apart
 // from where the terminal comes from (the sandbox's devpts, or any
 // pseudoterminal in the tests) and from how epochs are recorded.
 //

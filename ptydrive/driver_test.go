@@ -239,11 +239,11 @@ func TestSplitUTF8(t *testing.T) {
 	}
 }
 
-// TestHostileOutputKeepsDeadlines (review findings): a program whose
-// output costs the emulator more than the kernel takes to deliver it
-// (repaint sequences), and that answers nothing while asking for large
-// query replies, neither keeps Settle past its deadline nor grows the
-// replies owed to it without bound.
+// TestHostileOutputKeepsDeadlines: a program whose output costs the
+// emulator more than the kernel takes to deliver it (repaint sequences),
+// and that answers nothing while asking for large query replies, neither
+// keeps Settle past its deadline nor grows the replies owed to it without
+// bound.
 func TestHostileOutputKeepsDeadlines(t *testing.T) {
 	p := start(t, 80, 24, "python3", "-c", `import os, base64, tty
 tty.setraw(0)
@@ -274,9 +274,9 @@ while True:
 	}
 }
 
-// TestFinalOutputAndCarry (review findings): the last epoch reports an
-// unfinished character as invalid instead of keeping it, and nothing is
-// carried across bytes the budget cut.
+// TestFinalOutputAndCarry: the last epoch reports an unfinished character
+// as invalid instead of keeping it, and nothing is carried across bytes
+// the budget cut.
 func TestFinalOutputAndCarry(t *testing.T) {
 	d := &Driver{budget: 100}
 	d.out = []byte("bye\xe2\x82")

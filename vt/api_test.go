@@ -390,9 +390,9 @@ func TestWidthTableCurrent(t *testing.T) {
 	}
 }
 
-// TestOSC52QueryBounds (review findings): a query whose answer would not
-// fit is refused before the clipboard is encoded, and a selection other
-// than xterm's letters is not echoed into the program's input.
+// TestOSC52QueryBounds: a query whose answer would not fit is refused
+// before the clipboard is encoded, and a selection other than xterm's
+// letters is not echoed into the program's input.
 func TestOSC52QueryBounds(t *testing.T) {
 	term := New(Config{Cols: 10, Rows: 2})
 	term.SetClipboard(make([]byte, 700<<10))

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestOtherEmulatorBugs pins the six bugs measured in
-// charmbracelet/x/vt v0.1.0 (issue 13), so that this emulator never has
-// them.
+// TestOtherEmulatorBugs pins the six bugs of charmbracelet/x/vt v0.1.0,
+// the emulator this one replaces (docs/VT.md), so that this emulator
+// never has them.
 func TestOtherEmulatorBugs(t *testing.T) {
 	tests := []struct {
 		name  string
