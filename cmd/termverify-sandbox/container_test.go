@@ -18,12 +18,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The container matrix (issue 11): the built binary inside Podman
-// containers as CI runners start them, one container per row of
-// docs/CONTAINERS.md's table. Every container runs with Debian's runc
-// (crun refuses this machine's hybrid cgroup layout), --network none and
-// --pull=never, on a --rootfs made from the host's own files (/usr bound
-// read-only): no image, no registry.
+// The container matrix: the built binary inside Podman containers as CI
+// runners start them, one container per row of docs/CONTAINERS.md's
+// table. Every container runs with Debian's runc (crun refuses this
+// machine's hybrid cgroup layout), --network none and --pull=never, on a
+// --rootfs made from the host's own files (/usr bound read-only): no
+// image, no registry.
 
 // rootlessAccount is the unprivileged account the rootless-Podman rows
 // run Podman as; scripts/setup.sh creates it with a subordinate id range.

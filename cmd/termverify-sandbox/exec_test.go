@@ -369,10 +369,10 @@ func TestExecSignals(t *testing.T) {
 	}
 }
 
-// TestExecCallerFilesUntouched is the attack of issue 8 item 3 with files:
+// TestExecCallerFilesUntouched is the stdio-chown attack with files:
 // libcontainer's init fchowns whatever it receives as fds 0-2 to the
-// subject's uid, so an exec whose stdio are the caller's own files used
-// to leave a root-only 0600 secret owned by 65534. exec relays through
+// subject's uid, so an exec that handed in the caller's own files would
+// leave a root-only 0600 secret owned by the subject. exec relays through
 // pipes of its own instead: every caller file keeps owner and mode, and
 // the data still flows both ways.
 func TestExecCallerFilesUntouched(t *testing.T) {
@@ -572,13 +572,13 @@ func execOnPty(t *testing.T, bin, state string, master, slave *os.File, script s
 	return cmd, readPty(master)
 }
 
-// TestExecTerminal is the attack of issue 8 items 3 and 11 from a terminal:
-// exec used to hand the operator's own pty to the subject, whose init then
-// chowned it to 65534 (writable by every later uid-65534 process), and
-// whose `stty` changes outlived exec. exec now gives the subject a pty of
-// the sandbox's own devpts: the caller's terminal keeps owner, mode and
-// termios exactly; it is raw while the subject runs; its size is passed
-// in at the start and on SIGWINCH; input and output are relayed.
+// TestExecTerminal is the stdio-chown attack from a terminal: handed the
+// operator's own pty, the subject's init would chown it to the subject's
+// uid (writable by every later process of that uid), and the subject's
+// `stty` changes would outlive exec. exec gives the subject a pty of the
+// sandbox's own devpts instead: the caller's terminal keeps owner, mode
+// and termios exactly; it is raw while the subject runs; its size is
+// passed in at the start and on SIGWINCH; input and output are relayed.
 func TestExecTerminal(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)

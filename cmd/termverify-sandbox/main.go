@@ -59,9 +59,8 @@ func main() {
 // should exist for this invocation: always, except when args name one of
 // our own subcommands (as cobra's own Find resolves them). Cobra builds
 // that command (four shells, their help texts and flags) on every Execute,
-// and on the development VM, where each fresh page is a ~17 µs fault,
-// that was ~60 page faults and ~1 ms of every start of this binary: exec
-// and run pay it on their critical path. `completion`, help, completion
+// touching dozens of fresh pages on every start of this binary, which exec
+// and run pay on their critical path. `completion`, help, completion
 // requests (`__complete`) and a bare invocation keep it (none of them is
 // a command yet when this runs), so the scripts and the command list are
 // unchanged.

@@ -17,9 +17,9 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// hostileMessage is issue 8 item 9's recipe — window title (OSC 0), clear
-// screen, clipboard write (OSC 52), a forged line — plus an 8-bit CSI
-// (U+009B) and a right-to-left override, as JSON string content.
+// hostileMessage is the terminal-injection recipe — window title (OSC 0),
+// clear screen, clipboard write (OSC 52), a forged line — plus an 8-bit
+// CSI (U+009B) and a right-to-left override, as JSON string content.
 const hostileMessage = `\u001b]0;pwned\u0007\u001b[2J\u001b]52;c;ZXZpbA==\u0007\nreceipts: all os \u009b31m \u202egnp.exe`
 
 // hostileSubject is a shell script that answers session.hello with kind
@@ -55,11 +55,12 @@ func assertTerminalSafe(t *testing.T, what, out string, lines int) {
 	}
 }
 
-// TestTerminalEscapeInjection is issue 8 item 9 as the attack: a subject's
-// session.failed and session.unsupported messages, a planted state entry
-// name and a subject-chosen file name must reach the operator's terminal
-// escaped — from run (describeResult and the supervisor's log lines),
-// receipts (table, --json, --require), and validate.
+// TestTerminalEscapeInjection is terminal injection as the attack: a
+// subject's session.failed and session.unsupported messages, a planted
+// state entry name and a subject-chosen file name must reach the
+// operator's terminal escaped — from run (describeResult and the
+// supervisor's log lines), receipts (table, --json, --require), and
+// validate.
 func TestTerminalEscapeInjection(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)
