@@ -71,8 +71,8 @@ const MaxManifestSize = 64 << 20
 // output directory and a JUnit test case name, so no separator, no
 // leading dot, nothing a shell or an XML reader would trip over: 1 to 128
 // of A-Z a-z 0-9 . _ -, starting with a letter or digit. (A loop, not a
-// package-level regexp: compiling one cost ~2 ms of every process start
-// of the binary, sandbox setup processes included.)
+// package-level regexp: compiling one would cost every process start of
+// the binary, sandbox setup processes included.)
 func validName(s string) bool {
 	if len(s) == 0 || len(s) > 128 {
 		return false

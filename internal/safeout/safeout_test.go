@@ -49,13 +49,13 @@ func writeReport(d *Dir, name string) error {
 	})
 }
 
-// TestCommitNameSwapped is the local-user race on a report of issue 20:
-// someone who can write the report's directory replaces the temporary
-// name by a symlink to a file of their choosing between create and
-// commit. The old code chmodded (0644) and renamed by name, making the
-// victim world-readable and the report a symlink to it. Here the mode is
-// set on the descriptor, and the swapped name is refused before the
-// rename: the victim keeps its mode and content, and no report appears.
+// TestCommitNameSwapped is the local-user race on a report: someone who
+// can write the report's directory replaces the temporary name by a
+// symlink to a file of their choosing between create and commit. A
+// writer that chmodded (0644) and renamed by name would make the victim
+// world-readable and the report a symlink to it. Here the mode is set on
+// the descriptor, and the swapped name is refused before the rename: the
+// victim keeps its mode and content, and no report appears.
 func TestCommitNameSwapped(t *testing.T) {
 	for _, named := range []bool{false, true} {
 		t.Run(map[bool]string{false: "O_TMPFILE", true: "named temporary"}[named], func(t *testing.T) {
