@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,6 +272,7 @@ func runCase(t *testing.T, req Request) outcome {
 	if err != nil {
 		t.Fatalf("transcript: %v", err)
 	}
+	captureTranscript(t, data)
 	tr, err := transcript.Parse(data)
 	if err != nil {
 		t.Fatalf("transcript does not validate: %v\n%s", err, data)
@@ -286,6 +288,29 @@ func runCase(t *testing.T, req Request) outcome {
 		t.Errorf("temporary files beside the transcript: %v", ents)
 	}
 	return outcome{res: res, data: data, tr: tr, kinds: kinds}
+}
+
+// captureEnv names a directory that, when set, receives a copy of every
+// transcript runCase reads, as DIR/<test name>[.N].jsonl: run the tests
+// with it before and after a refactoring and diff the two directories to
+// show the transcripts byte-identical.
+const captureEnv = "TVS_CAPTURE_TRANSCRIPTS"
+
+var captured sync.Map // test name → transcripts captured so far
+
+func captureTranscript(t *testing.T, data []byte) {
+	dir := os.Getenv(captureEnv)
+	if dir == "" {
+		return
+	}
+	name := strings.NewReplacer("/", "__", " ", "_").Replace(t.Name())
+	n, _ := captured.LoadOrStore(name, new(atomic.Int32))
+	if i := n.(*atomic.Int32).Add(1); i > 1 {
+		name += "." + strconv.Itoa(int(i))
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".jsonl"), data, 0o644); err != nil {
+		t.Errorf("%s: %v", captureEnv, err)
+	}
 }
 
 // terminal returns the terminal record's payload.
