@@ -2,14 +2,9 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
@@ -21,7 +16,9 @@ import (
 // any other line it gives up, and the caller asks canon, which alone
 // names violations. So it adds no rule: it is a shortcut through canon's
 // for the one case where canon has nothing to say (FuzzQuickDecode holds
-// it to that).
+// it to that). Its tokens are canon's lexer's: whitespace is none, an
+// escape or a number is taken only when canon.Unescape or
+// canon.ScanNumber says it is spelled as RFC 8785 writes it.
 //
 // The tree it returns refers to the line's bytes and to the decoder's
 // memory: it is valid until the next decode and while the line is not
@@ -231,8 +228,13 @@ func (q *quickDecoder) value(depth int, p place) (canon.Value, bool) {
 	case c == 'n':
 		return canon.Value{}, q.word("null")
 	case c == '-' || c >= '0' && c <= '9':
-		lit, ok := q.number()
-		return canon.Value{Kind: canon.Number, Str: lit}, ok
+		// A number is taken only as RFC 8785 spells it, and canonical is
+		// never set with a fault; the lexer is called here, not from a
+		// method of its own, so that a number costs no call more.
+		start := q.pos
+		end, canonical, _ := canon.ScanNumber(q.line, start, true /* spelling */)
+		q.pos = end
+		return canon.Value{Kind: canon.Number, Str: unsafe.String(&q.line[start], end-start)}, canonical
 	}
 	return canon.Value{}, false
 }
@@ -264,8 +266,9 @@ func (q *quickDecoder) skip(depth int) (canon.Kind, bool) {
 	case c == 'n':
 		return canon.Null, q.word("null")
 	case c == '-' || c >= '0' && c <= '9':
-		_, ok := q.number()
-		return canon.Number, ok
+		var canonical bool
+		q.pos, canonical, _ = canon.ScanNumber(q.line, q.pos, true /* spelling */)
+		return canon.Number, canonical
 	}
 	return 0, false
 }
@@ -547,7 +550,8 @@ func carve[T any](slab *[]T, src []T) []T {
 
 // str decodes the string at q.pos, whose escapes must be the ones RFC 8785
 // writes: \" \\ \b \f \n \r \t, and \u00xx (lowercase) for the other
-// control characters.
+// control characters. A string with none is its own text; the others are
+// canon.Unescape's, called only for them.
 func (q *quickDecoder) str() (string, bool) {
 	start := q.pos + 1
 	// As canon does: the closing quote by the vectorized IndexByte, then
@@ -561,7 +565,7 @@ func (q *quickDecoder) str() (string, bool) {
 	if plainEnd < 0 {
 		plainEnd = len(seg)
 	}
-	if hasControl(seg[:plainEnd]) {
+	if canon.HasControl(seg[:plainEnd]) {
 		return "", false
 	}
 	if plainEnd == len(seg) {
@@ -570,85 +574,12 @@ func (q *quickDecoder) str() (string, bool) {
 	}
 	out := len(q.text)
 	q.text = append(q.text, seg[:plainEnd]...)
-	quote := start + k // the next quote at or after i: the end, unless escaped
-	for i := start + plainEnd; ; {
-		if quote < i {
-			k := bytes.IndexByte(q.line[i:], '"')
-			if k < 0 {
-				return "", false
-			}
-			quote = i + k
-		}
-		// The run of plain bytes up to the next backslash or the quote.
-		run := q.line[i:quote]
-		if b := bytes.IndexByte(run, '\\'); b >= 0 {
-			run = run[:b]
-		}
-		if hasControl(run) {
-			return "", false
-		}
-		q.text = append(q.text, run...)
-		if i += len(run); i == quote {
-			q.pos = i + 1
-			return q.count(q.text[out:])
-		}
-		if i+1 >= len(q.line) {
-			return "", false
-		}
-		switch e := q.line[i+1]; e {
-		case '"', '\\':
-			q.text = append(q.text, e)
-		case 'b':
-			q.text = append(q.text, '\b')
-		case 'f':
-			q.text = append(q.text, '\f')
-		case 'n':
-			q.text = append(q.text, '\n')
-		case 'r':
-			q.text = append(q.text, '\r')
-		case 't':
-			q.text = append(q.text, '\t')
-		case 'u':
-			if i+6 > len(q.line) || q.line[i+2] != '0' || q.line[i+3] != '0' {
-				return "", false
-			}
-			hi, lo := lowerHex(q.line[i+4]), lowerHex(q.line[i+5])
-			if hi < 0 || hi > 1 || lo < 0 {
-				return "", false
-			}
-			r := byte(hi<<4 | lo)
-			if r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
-				return "", false // those have their short escapes
-			}
-			q.text = append(q.text, r)
-			i += 6
-			continue
-		default:
-			return "", false
-		}
-		i += 2
+	text, end, canonical, f := canon.Unescape(q.text, q.line, start+plainEnd)
+	if f != canon.NoFault || !canonical {
+		return "", false
 	}
-}
-
-// hasControl reports whether b holds a byte below 0x20, eight bytes at a
-// time.
-func hasControl(b []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		// A byte below 0x20 borrows in x - 0x20…; one with its high bit set
-		// cannot, which ^x masks out.
-		if (x-0x20*ones)&^x&highs != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
+	q.text, q.pos = text, end
+	return q.count(q.text[out:])
 }
 
 // count counts a decoded string against the string budgets and returns
@@ -660,82 +591,4 @@ func (q *quickDecoder) count(b []byte) (string, bool) {
 		return "", false
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b)), true
-}
-
-// lowerHex is the value of a lowercase hex digit, or -1.
-func lowerHex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	}
-	return -1
-}
-
-// number scans the number literal at q.pos and returns it when canon
-// would take it as it stands: an integer in canonical form (no leading
-// zero, no -0) within ±(2^53 − 1), or any other number that is finite as
-// a double and spelled as RFC 8785 (ECMAScript) spells it, exactly the
-// test canon applies. Anything else is left to canon.
-func (q *quickDecoder) number() (string, bool) {
-	start := q.pos
-	i := start
-	if q.line[i] == '-' {
-		i++
-	}
-	digits := i
-	for i < len(q.line) && q.line[i] >= '0' && q.line[i] <= '9' {
-		i++
-	}
-	n := i - digits
-	if n == 0 || n > 1 && q.line[digits] == '0' {
-		return "", false
-	}
-	integer := true
-	if i < len(q.line) && q.line[i] == '.' {
-		integer = false
-		i++
-		j := i
-		for i < len(q.line) && q.line[i] >= '0' && q.line[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return "", false
-		}
-	}
-	if i < len(q.line) && (q.line[i] == 'e' || q.line[i] == 'E') {
-		integer = false
-		i++
-		if i < len(q.line) && (q.line[i] == '+' || q.line[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(q.line) && q.line[i] >= '0' && q.line[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return "", false
-		}
-	}
-	lit := unsafe.String(unsafe.SliceData(q.line[start:i]), i-start)
-	if integer {
-		if n > 16 {
-			return "", false
-		}
-		v, err := strconv.ParseInt(lit, 10, 64)
-		if err != nil || v > canon.MaxSafeInteger || v < -canon.MaxSafeInteger || v == 0 && digits > start {
-			return "", false
-		}
-	} else {
-		f, _ := strconv.ParseFloat(lit, 64)
-		if math.IsInf(f, 0) {
-			return "", false
-		}
-		if s, err := jcs.NumberToJSON(f); err != nil || s != lit {
-			return "", false
-		}
-	}
-	q.pos = i
-	return lit, true
 }

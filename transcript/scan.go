@@ -2,9 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"math"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -24,6 +21,8 @@ import (
 // syntax and whitespace, duplicate member names at any depth, escapes
 // and lone surrogates, integer range, finite numbers, a top-level
 // object, and the value budgets. FuzzScan holds it to canon's verdict.
+// Whitespace, escapes and numbers it reads with canon's lexer, as
+// canon.Decode does; the structure is its own.
 type scanner struct {
 	line     []byte
 	pos      int
@@ -54,16 +53,7 @@ func (s *scanner) decodes(line []byte) bool {
 	return s.pos == len(line)
 }
 
-func (s *scanner) space() {
-	for s.pos < len(s.line) {
-		switch s.line[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) space() { s.pos = canon.SkipSpace(s.line, s.pos) }
 
 // value scans the value after any whitespace at s.pos; depth is that of
 // its container, as in canon (the top level is at 0).
@@ -220,72 +210,24 @@ func (s *scanner) array(depth int) bool {
 func (s *scanner) str() (string, bool) {
 	start := s.pos + 1
 	i := start
-	for i < len(s.line) && s.line[i] != '"' && s.line[i] != '\\' && s.line[i] >= 0x20 {
+	for i < len(s.line) && canon.IsPlain(s.line[i]) {
 		i++
 	}
 	if i < len(s.line) && s.line[i] == '"' {
 		s.pos = i + 1
 		return s.count(s.line[start:i])
 	}
+	if i == len(s.line) || s.line[i] != '\\' {
+		return "", false // unterminated, or a control character
+	}
 	out := len(s.text)
 	s.text = append(s.text, s.line[start:i]...)
-	for i < len(s.line) {
-		c := s.line[i]
-		switch {
-		case c == '"':
-			s.pos = i + 1
-			return s.count(s.text[out:])
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			s.text = append(s.text, c)
-			i++
-			continue
-		}
-		if i+1 >= len(s.line) {
-			return "", false
-		}
-		switch e := s.line[i+1]; e {
-		case '"', '\\', '/':
-			s.text = append(s.text, e)
-		case 'b':
-			s.text = append(s.text, '\b')
-		case 'f':
-			s.text = append(s.text, '\f')
-		case 'n':
-			s.text = append(s.text, '\n')
-		case 'r':
-			s.text = append(s.text, '\r')
-		case 't':
-			s.text = append(s.text, '\t')
-		case 'u':
-			r, _, ok := canon.Hex4(s.line, i+2)
-			if !ok {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r >= 0xDC00 {
-					return "", false
-				}
-				r2, ok2 := rune(0), false
-				if i+1 < len(s.line) && s.line[i] == '\\' && s.line[i+1] == 'u' {
-					r2, _, ok2 = canon.Hex4(s.line, i+2)
-				}
-				if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
-					return "", false
-				}
-				i += 6
-				r = utf16.DecodeRune(r, r2)
-			}
-			s.text = utf8.AppendRune(s.text, r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
+	text, end, _, f := canon.Unescape(s.text, s.line, i)
+	if f != canon.NoFault {
+		return "", false
 	}
-	return "", false
+	s.text, s.pos = text, end
+	return s.count(s.text[out:])
 }
 
 func (s *scanner) count(b []byte) (string, bool) {
@@ -296,21 +238,10 @@ func (s *scanner) count(b []byte) (string, bool) {
 	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
-// number scans an RFC 8259 number as canon does: an integer within
-// ±(2^53 − 1), or any other number finite as a double.
+// number scans a number as canon does: an integer within ±(2^53 − 1),
+// or any other number finite as a double.
 func (s *scanner) number() bool {
-	b := s.line
-	start := s.pos
-	i, integer, why := canon.ScanNumber(b, start)
-	if why != "" {
-		return false
-	}
-	lit := unsafe.String(unsafe.SliceData(b[start:i]), i-start)
-	s.pos = i
-	if integer {
-		n, err := strconv.ParseInt(lit, 10, 64)
-		return err == nil && n <= canon.MaxSafeInteger && n >= -canon.MaxSafeInteger
-	}
-	f, _ := strconv.ParseFloat(lit, 64)
-	return !math.IsInf(f, 0)
+	end, _, f := canon.ScanNumber(s.line, s.pos, false /* spelling */)
+	s.pos = end
+	return f == canon.NoFault
 }

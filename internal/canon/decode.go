@@ -3,13 +3,10 @@ package canon
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Rules are the stable identifiers of what Decode and the line checks
@@ -57,10 +54,6 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
-
-// plain reports whether a string scanner can pass over c: everything but
-// the quote, the backslash and the control characters.
-func plain(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' }
 
 // LexicalDepth returns the deepest simultaneous nesting of '[' and '{'
 // counted outside strings, without decoding (so it is safe on any bytes).
@@ -288,15 +281,11 @@ func (d *decoder) errf(rule, format string, args ...any) *Error {
 	return &Error{Rule: rule, Offset: d.pos, Detail: fmt.Sprintf(format, args...)}
 }
 
+// skipSpace skips whitespace, which no canonical line holds.
 func (d *decoder) skipSpace() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.canonical = false
-			d.pos++
-		default:
-			return
-		}
+	if i := SkipSpace(d.data, d.pos); i != d.pos {
+		d.canonical = false
+		d.pos = i
 	}
 }
 
@@ -502,7 +491,7 @@ func (d *decoder) str() (string, error) {
 		for k, c := range seg[:end] {
 			if c < 0x20 {
 				d.pos = start + k
-				return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
+				return "", d.fault(FaultControl, d.pos)
 			}
 		}
 		if end < len(seg) {
@@ -515,7 +504,7 @@ func (d *decoder) str() (string, error) {
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
-		if plain(c) {
+		if IsPlain(c) {
 			i++
 			continue
 		}
@@ -529,12 +518,12 @@ func (d *decoder) str() (string, error) {
 		}
 		if c < 0x20 {
 			d.pos = i
-			return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
+			return "", d.fault(FaultControl, i)
 		}
 		i++
 	}
 	d.pos = i
-	return "", d.errf(RuleSyntax, "unterminated string")
+	return "", d.fault(FaultUnterminated, i)
 }
 
 func (d *decoder) countString(n int) error {
@@ -561,204 +550,60 @@ func (d *decoder) strSlow(start, i int) (string, error) {
 	}
 	buf := d.dec.stringBuf(min(end, len(d.data)) - start)
 	buf = append(buf, d.data[start:i]...)
-	for i < len(d.data) {
-		c := d.data[i]
-		switch {
-		case c == '"':
-			d.pos = i + 1
-			// buf is never written again: no second copy.
-			d.dec.keepString(buf)
-			return unsafe.String(unsafe.SliceData(buf), len(buf)), d.countString(len(buf))
-		case c < 0x20:
-			d.pos = i
-			return "", d.errf(RuleSyntax, "control character 0x%02x in string", c)
-		case c != '\\':
-			// Copy the whole run of plain bytes up to the next quote,
-			// backslash or control character at once.
-			j := i + 1
-			for j < len(d.data) && plain(d.data[j]) {
-				j++
-			}
-			buf = append(buf, d.data[i:j]...)
-			i = j
-			continue
-		}
-		// An escape.
-		if i+1 >= len(d.data) {
-			d.pos = i
-			return "", d.errf(RuleSyntax, "unterminated escape")
-		}
-		e := d.data[i+1]
-		switch e {
-		case '"', '\\':
-			buf = append(buf, e)
-		case '/':
-			buf = append(buf, '/')
-			d.canonical = false
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, lower, ok := Hex4(d.data, i+2)
-			if !ok {
-				d.pos = i
-				return "", d.errf(RuleSyntax, "invalid \\u escape")
-			}
-			i += 6
-			switch {
-			case utf16.IsSurrogate(r):
-				if r >= 0xDC00 {
-					d.pos = i - 6
-					return "", d.errf(RuleLoneSurrogate, "lone surrogate escape \\u%04x", r)
-				}
-				r2, _, ok2 := rune(0), false, false
-				if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
-					r2, _, ok2 = Hex4(d.data, i+2)
-				}
-				if !ok2 || r2 < 0xDC00 || r2 > 0xDFFF {
-					d.pos = i - 6
-					return "", d.errf(RuleLoneSurrogate, "lone surrogate escape \\u%04x", r)
-				}
-				i += 6
-				buf = utf8.AppendRune(buf, utf16.DecodeRune(r, r2))
-				d.canonical = false // canonical form writes it raw
-			case r < 0x20:
-				if !lower || r == '\b' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
-					d.canonical = false
-				}
-				buf = append(buf, byte(r))
-			default:
-				buf = utf8.AppendRune(buf, r)
-				d.canonical = false
-			}
-			continue
-		default:
-			d.pos = i
-			return "", d.errf(RuleSyntax, "invalid escape \\%c", e)
-		}
-		i += 2
+	buf, end, canonical, f := Unescape(buf, d.data, i)
+	d.pos = end
+	if f != NoFault {
+		return "", d.fault(f, d.pos)
 	}
-	d.pos = i
-	return "", d.errf(RuleSyntax, "unterminated string")
+	d.canonical = d.canonical && canonical
+	// buf is never written again: no second copy.
+	d.dec.keepString(buf)
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), d.countString(len(buf))
 }
 
-// Hex4 reads the four hex digits of a \u escape at b[i:]; lower is false
-// if any is uppercase. The decoder and the transcript package's tree-free
-// scanner share it.
-func Hex4(b []byte, i int) (r rune, lower, ok bool) {
-	if i+4 > len(b) {
-		return 0, false, false
-	}
-	lower = true
-	for _, c := range b[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-			lower = false
-		default:
-			return 0, false, false
-		}
-	}
-	return r, lower, true
-}
-
-// ScanNumber scans the RFC 8259 number grammar in b from i. It returns
-// the index just after the number and whether it is an integer (no
-// fraction, no exponent); when the grammar is broken, why says how ("" for
-// a number) and end is where it broke. The decoder and the transcript
-// package's tree-free scanner share it, so that they agree on what a
-// number is.
-func ScanNumber(b []byte, i int) (end int, integer bool, why string) {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = skipDigits(b, i)
-	default:
-		return i, false, "invalid number"
-	}
-	integer = true
-	if i < len(b) && b[i] == '.' {
-		integer = false
-		j := skipDigits(b, i+1)
-		if j == i+1 {
-			return j, false, "invalid number: no digits after '.'"
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		integer = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := skipDigits(b, i)
-		if j == i {
-			return j, false, "invalid number: no digits in exponent"
-		}
-		i = j
-	}
-	return i, integer, ""
-}
-
-// skipDigits returns the index of the first byte from i on that is not
-// an ASCII digit.
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// number scans an RFC 8259 number at d.pos.
+// number decodes the number at d.pos.
 func (d *decoder) number() (Value, error) {
 	start := d.pos
-	i, integer, why := ScanNumber(d.data, start)
-	if why != "" {
-		d.pos = i
-		return Value{}, d.errf(RuleSyntax, "%s", why)
+	end, canonical, f := ScanNumber(d.data, start, d.canonical /* spelling */)
+	d.pos = end
+	if f != NoFault {
+		return Value{}, d.fault(f, start)
 	}
-	lit := d.src[start:i]
-	if integer {
-		n, err := strconv.ParseInt(lit, 10, 64)
-		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
-			return Value{}, &Error{Rule: RuleIntegerRange, Offset: start,
-				Detail: fmt.Sprintf("integer %s is beyond ±(2^53-1)", truncate(lit))}
-		}
-		var digits [24]byte
-		if d.canonical && string(strconv.AppendInt(digits[:0], n, 10)) != lit {
-			d.canonical = false // "-0"
-		}
-	} else {
-		f, err := strconv.ParseFloat(lit, 64)
-		if math.IsInf(f, 0) {
-			return Value{}, &Error{Rule: RuleNonFinite, Offset: start,
-				Detail: fmt.Sprintf("number %s is not finite as a double", truncate(lit))}
-		}
-		_ = err // an underflow to zero is finite, as in Python
-		if d.canonical {
-			if s, err := jcs.NumberToJSON(f); err != nil || s != lit {
-				d.canonical = false
-			}
-		}
+	d.canonical = canonical
+	return Value{Kind: Number, Str: d.src[start:end]}, nil
+}
+
+// fault is Decode's error for the lexer's fault f in the token at
+// data[at:]: a string's fault is at at, and for a number's, at is where
+// its literal starts and d.pos where the lexer stopped.
+func (d *decoder) fault(f Fault, at int) *Error {
+	e := &Error{Rule: RuleSyntax, Offset: at}
+	switch f {
+	case FaultControl:
+		e.Detail = fmt.Sprintf("control character 0x%02x in string", d.data[at])
+	case FaultUnterminated:
+		e.Detail = "unterminated string"
+	case FaultEscapeEnd:
+		e.Detail = "unterminated escape"
+	case FaultEscape:
+		e.Detail = fmt.Sprintf("invalid escape \\%c", d.data[at+1])
+	case FaultHex:
+		e.Detail = "invalid \\u escape"
+	case FaultLoneSurrogate:
+		r, _ := hex4(d.data, at+2)
+		e.Rule, e.Detail = RuleLoneSurrogate, fmt.Sprintf("lone surrogate escape \\u%04x", r)
+	case FaultNumber:
+		e.Offset, e.Detail = d.pos, "invalid number"
+	case FaultFraction:
+		e.Offset, e.Detail = d.pos, "invalid number: no digits after '.'"
+	case FaultExponent:
+		e.Offset, e.Detail = d.pos, "invalid number: no digits in exponent"
+	case FaultIntegerRange:
+		e.Rule, e.Detail = RuleIntegerRange, fmt.Sprintf("integer %s is beyond ±(2^53-1)", truncate(d.src[at:d.pos]))
+	case FaultNonFinite:
+		e.Rule, e.Detail = RuleNonFinite, fmt.Sprintf("number %s is not finite as a double", truncate(d.src[at:d.pos]))
 	}
-	d.pos = i
-	return Value{Kind: Number, Str: lit}, nil
+	return e
 }
 
 func truncate(s string) string {
