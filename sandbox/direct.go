@@ -58,39 +58,32 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	if err != nil {
 		return err // before anything runs
 	}
-	// As root the cgroup is made (probed, created with no process in it,
-	// its limits set) on a goroutine of its own while the reaper starts
-	// and confines itself, and the reaper is moved into it as soon as
-	// both exist (directCgroup.joinEarly); the verification then waits
-	// for that work before it releases the reaper. Its undo, registered
-	// here on Start's goroutine, first waits for that goroutine: a start
-	// that fails anywhere from here on, and Destroy, remove the cgroup
-	// once the reaper is gone.
-	var cgroupMade func() *directCgroup
-	reaperPID := make(chan int, 1) // the reaper's pid; 0: it did not start
-	defer func() {
-		select {
-		case reaperPID <- 0: // a return before the reaper started
-		default:
-		}
-	}()
+	// As root the cgroup is made first (probed, created with no process
+	// in it, its limits set) and the reaper is started in it: it moves
+	// itself into the v1 hierarchies (cgroupDirs), and the kernel places
+	// it in the unified one as it is cloned (CLONE_INTO_CGROUP). Neither
+	// is a move of another process by pid, which waits for an RCU grace
+	// period (docs/SANDBOX.md, Isolation none). A start that fails from
+	// here on, and Destroy, remove the cgroup once the reaper is gone.
+	var cg *directCgroup
+	var dirs *cgroupDirs
 	if os.Geteuid() == 0 {
-		made := make(chan *directCgroup, 1)
-		lim, hook := s.Limits, s.hook
-		go func() {
-			g := makeDirectCgroup(sb.id, lim, hook)
-			g.joinEarly(<-reaperPID)
-			made <- g
-		}()
-		cgroupMade = sync.OnceValue(func() *directCgroup { return <-made })
+		cg = makeDirectCgroup(sb.id, s.Limits, s.hook)
 		c.add(func() error {
-			if g := cgroupMade(); g.m != nil {
-				return g.m.Destroy()
+			if cg.m != nil {
+				return cg.m.Destroy()
 			}
 			return nil
 		})
+		if cg.usable() {
+			if dirs, err = openCgroupDirs(cg.paths); err != nil {
+				return stepErr("cgroup", sb.id, err)
+			}
+			defer dirs.close()
+			s.hook(hookDirectCgroupOpen, sb.id)
+		}
 	}
-	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes)
+	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes, dirs.childFDs(reaper.FDGo+1))
 	if err != nil {
 		return stepErr("seccomp", "", err)
 	}
@@ -110,44 +103,29 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	}
 	defer goW.Close()
 
-	cmd := exec.Command(exe, args...)
-	cmd.Args[0] = "termverify-sandbox-reaper"
-	// The working directory is the root opened once (hostpath.go), never
-	// its name again: the forked child, before exec, still has our
-	// descriptor table, so /proc/self/fd/N there is exactly that inode.
-	cmd.Dir, cmd.Env = s.Root, s.Env
-	if cmd.Env == nil {
-		// A nil Env would make os/exec add PWD=<Dir> to the subject's.
-		cmd.Env = []string{}
-	}
-	if sb.root != nil {
-		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(sb.root.file.Fd()))
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdio()
-	cmd.ExtraFiles = []*os.File{liveR, reportW, goR}
-	// Own session: no terminal signals from ours, and a process group the
-	// kill can address. No Pdeathsig: it fires when the creating OS thread
-	// exits, not the process; the liveness pipe covers supervisor death.
-	cmd.SysProcAttr = &unix.SysProcAttr{Setsid: true}
+	files := append([]*os.File{liveR, reportW, goR}, dirs.v1Files()...)
+	cmd := sb.reaperCommand(exe, args, files, dirs.unifiedFD())
 	err = cmd.Start()
+	if err != nil && dirs.unifiedFD() >= 0 && clone3Refused(err) {
+		// clone3 denied (an older container runtime's seccomp profile
+		// answers ENOSYS or EPERM): start without CLONE_INTO_CGROUP; the
+		// unified hierarchy is then joined by pid (verifyJoined).
+		dirs.cloneRefused = true
+		cmd = sb.reaperCommand(exe, args, files, -1)
+		err = cmd.Start()
+	}
 	liveR.Close()
 	reportW.Close()
 	goR.Close()
+	dirs.close()
 	if err != nil {
 		return stepErr("start reaper", exe, err)
 	}
-	reaperPID <- cmd.Process.Pid
 	d := &directRunner{cmd: cmd, live: sb.liveW, done: make(chan struct{})}
 	go func() {
 		// Owned by the Sandbox: its Wait (in Destroy, or in Start's
 		// release on failure) waits on done.
 		defer close(d.done)
-		if cgroupMade != nil {
-			// The reaper is not reaped while the cgroup goroutine may
-			// still write its pid: until then a dead reaper stays a
-			// zombie, and its pid cannot name another process.
-			cgroupMade()
-		}
 		d.waitErr = cmd.Wait()
 		d.state = cmd.ProcessState
 	}()
@@ -170,18 +148,17 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		}
 		sb.mark("verified")
 		limited := s.Limits.MemoryBytes > 0 || s.Limits.Pids > 0 || s.Limits.CPUs > 0
-		if cgroupMade != nil {
+		if cg != nil {
 			// Best-effort: a read-only or undelegated cgroupfs (normal
 			// in containers) leaves the subreaper and the process group
 			// to end the tree, and the limits unenforced, said so.
-			g := cgroupMade()
-			sb.cg = g.access
-			err := g.err
-			if g.usable() {
+			sb.cg = cg.access
+			err := cg.err
+			if cg.usable() {
 				// Kill empties it from now on, should the join have
 				// stopped half-way.
-				d.cgPaths = g.paths
-				err = g.joinErr
+				d.cgPaths = cg.paths
+				err = dirs.verifyJoined(cg.paths, pid, ev)
 			}
 			if err != nil && !permissionError(err) {
 				return stepErr("cgroup", sb.id, err)
@@ -200,7 +177,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 					return stepErr("limits", "cgroup", fmt.Errorf("%w: cgroup: %s: %s; %s", ErrLimitNotEnforced, reason, sb.cg.detail, cgroupHint))
 				}
 			} else {
-				sb.evidence.CgroupPaths = maps.Clone(g.paths)
+				sb.evidence.CgroupPaths = maps.Clone(cg.paths)
 				sb.addMechanism("cgroup", true, "ok")
 			}
 		} else {
@@ -227,6 +204,189 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		sb.mark("released")
 		return nil
 	})
+}
+
+// reaperCommand is the reaper's exec.Cmd: args from directReaperArgs,
+// files its descriptors from 3 on, and cgroupFD (>= 0) the unified
+// cgroup directory the kernel starts it in (CLONE_INTO_CGROUP).
+func (sb *Sandbox) reaperCommand(exe string, args []string, files []*os.File, cgroupFD int) *exec.Cmd {
+	s := &sb.spec
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = "termverify-sandbox-reaper"
+	// The working directory is the root opened once (hostpath.go), never
+	// its name again: the forked child, before exec, still has our
+	// descriptor table, so /proc/self/fd/N there is exactly that inode.
+	cmd.Dir, cmd.Env = s.Root, s.Env
+	if cmd.Env == nil {
+		// A nil Env would make os/exec add PWD=<Dir> to the subject's.
+		cmd.Env = []string{}
+	}
+	if sb.root != nil {
+		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(sb.root.file.Fd()))
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdio()
+	cmd.ExtraFiles = files
+	// Own session: no terminal signals from ours, and a process group the
+	// kill can address. No Pdeathsig: it fires when the creating OS thread
+	// exits, not the process; the liveness pipe covers supervisor death.
+	cmd.SysProcAttr = &unix.SysProcAttr{Setsid: true}
+	if cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+	}
+	return cmd
+}
+
+// clone3Refused: the reaper's start failed the way a clone3 with
+// CLONE_INTO_CGROUP fails where it is not allowed (a seccomp profile
+// without clone3, a unified hierarchy that refuses the cgroup); the start
+// is tried again without it.
+func clone3Refused(err error) bool {
+	for _, e := range []unix.Errno{unix.ENOSYS, unix.EPERM, unix.EACCES, unix.EINVAL, unix.EOPNOTSUPP, unix.EBUSY} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// cgroupDirs are isolation none's cgroup directories, opened for the
+// reaper to start in: the v1 hierarchies' as O_PATH descriptors it
+// inherits and moves itself into (reaper.Args), the unified one's as the
+// descriptor clone3 places it in. The methods work on nil (no cgroup).
+type cgroupDirs struct {
+	names   []string   // the v1 hierarchies, in the order of v1
+	v1      []*os.File // O_PATH directories
+	unified *os.File   // O_RDONLY directory; nil where there is none
+	// base is the reaper's descriptor number of v1[0] (childFDs).
+	base int
+	// cloneRefused: clone3 with CLONE_INTO_CGROUP was refused, so the
+	// unified hierarchy is joined by pid after the start.
+	cloneRefused bool
+}
+
+// openCgroupDirs opens the directories of paths the reaper joins: every
+// hierarchy but devices, which a runner without device rules never makes.
+func openCgroupDirs(paths map[string]string) (*cgroupDirs, error) {
+	d := &cgroupDirs{}
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		flags := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if name == "" {
+			flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		} else if name == "devices" {
+			continue
+		}
+		fd, err := unix.Open(paths[name], flags, 0)
+		if err != nil {
+			d.close()
+			return nil, fmt.Errorf("open cgroup %s: %w", paths[name], err)
+		}
+		f := os.NewFile(uintptr(fd), paths[name])
+		if name == "" {
+			d.unified = f
+			continue
+		}
+		d.names = append(d.names, name)
+		d.v1 = append(d.v1, f)
+	}
+	return d, nil
+}
+
+// childFDs are the reaper's numbers of the v1 directories when they
+// follow its first base descriptors.
+func (d *cgroupDirs) childFDs(base int) []int {
+	if d == nil {
+		return nil
+	}
+	d.base = base
+	fds := make([]int, len(d.v1))
+	for i := range d.v1 {
+		fds[i] = base + i
+	}
+	return fds
+}
+
+func (d *cgroupDirs) v1Files() []*os.File {
+	if d == nil {
+		return nil
+	}
+	return d.v1
+}
+
+// unifiedFD is the unified directory's descriptor, -1 when none.
+func (d *cgroupDirs) unifiedFD() int {
+	if d == nil || d.unified == nil {
+		return -1
+	}
+	return int(d.unified.Fd())
+}
+
+// close closes our descriptors (the reaper has its own); idempotent.
+func (d *cgroupDirs) close() {
+	if d == nil {
+		return
+	}
+	for _, f := range d.v1 {
+		_ = f.Close()
+	}
+	if d.unified != nil {
+		_ = d.unified.Close()
+	}
+}
+
+// verifyJoined checks, from the cgroups' own listings, that the parked
+// reaper is in every hierarchy it must be in (paths, as made), joining
+// the unified one by pid where clone3 was refused. What the reaper could
+// not join it reported in ev (cgroups-failed=FD:ERRNO), which is the
+// error's cause; the named v1 hierarchies (name=systemd, misc) and the
+// hybrid layout's unified one are joined where possible, as libcontainer
+// joins them.
+func (d *cgroupDirs) verifyJoined(paths map[string]string, pid int, ev reaperEvent) error {
+	failed := reportedCgroupFailures(ev)
+	unified := cgroups.IsCgroup2UnifiedMode()
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		if name == "devices" {
+			continue
+		}
+		optional := !unified && (name == "name=systemd" || name == "misc" || name == "")
+		dir := paths[name]
+		if name == "" && d.cloneRefused {
+			if err := cgroups.WriteCgroupProc(dir, pid); err != nil && !optional {
+				return err
+			}
+			continue
+		}
+		if optional || inCgroup(pid, dir) {
+			continue
+		}
+		if i := slices.Index(d.names, name); i >= 0 {
+			if errno, ok := failed[d.base+i]; ok {
+				return fmt.Errorf("join cgroup %s: %w", dir, errno)
+			}
+		}
+		return fmt.Errorf("%w: the reaper is not in cgroup %s after joining it", ErrNotVerified, dir)
+	}
+	return nil
+}
+
+// reportedCgroupFailures reads the reaper's cgroups-failed=FD:ERRNO,...
+// from its seccomp report.
+func reportedCgroupFailures(ev reaperEvent) map[int]unix.Errno {
+	out := map[int]unix.Errno{}
+	for _, a := range ev.args {
+		v, ok := strings.CutPrefix(a, "cgroups-failed=")
+		if !ok {
+			continue
+		}
+		for _, pair := range strings.Split(v, ",") {
+			f, e, ok := strings.Cut(pair, ":")
+			fd, err1 := strconv.Atoi(f)
+			n, err2 := strconv.Atoi(e)
+			if ok && err1 == nil && err2 == nil {
+				out[fd] = unix.Errno(n)
+			}
+		}
+	}
+	return out
 }
 
 // permissionError: err is a refusal to make or join a cgroup (a
@@ -319,33 +479,17 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-ch
 	return sb.verifyConfinement(st, false)
 }
 
-// directCgroup is isolation none's cgroup as makeDirectCgroup left it,
-// and the reaper's move into it (joinEarly).
+// directCgroup is isolation none's cgroup as makeDirectCgroup left it.
 type directCgroup struct {
-	access  cgroupAccess      // which directories the probe found cannot be made
-	m       cgroups.Manager   // the cgroup; nil when none is left to remove
-	paths   map[string]string // its directories (ours: Destroy empties the manager's)
-	err     error             // making it failed; not to be used
-	joinErr error             // the reaper's move into it failed (joinEarly)
+	access cgroupAccess      // which directories the probe found cannot be made
+	m      cgroups.Manager   // the cgroup; nil when none is left to remove
+	paths  map[string]string // its directories (ours: Destroy empties the manager's)
+	err    error             // making it failed; not to be used
 }
 
-// usable: the cgroup was made in every hierarchy, and the reaper was to
-// join it.
+// usable: the cgroup was made in every hierarchy, for the reaper to
+// join.
 func (g *directCgroup) usable() bool { return g.err == nil && !g.access.any() }
-
-// joinEarly moves the reaper (pid; 0 when it did not start) into the
-// cgroup while the reaper confines itself and is verified, instead of
-// after. The first move of a process between v1 cgroups waits for an RCU
-// grace period (the threadgroup lock's writer side): 1 to 25 ms on a busy
-// 2-CPU host, which this takes off the start's critical path. The reaper
-// is parked until verified and released, so it has no child yet to leave
-// behind, and its Wait is held until this returns (startDirect), so its
-// pid is the reaper's or a zombie's, never another process's.
-func (g *directCgroup) joinEarly(pid int) {
-	if pid > 0 && g.usable() {
-		g.joinErr = g.join(pid)
-	}
-}
 
 // makeDirectCgroup makes sandbox id's cgroup (pids, memory, optionally
 // cpu) under our own in every hierarchy, with l's limits and no process
@@ -389,29 +533,6 @@ func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *direc
 	}
 	g.paths = paths
 	return g
-}
-
-// join moves pid into the cgroup in every hierarchy the manager made it
-// in. The manager's Apply(pid) would do the same, but on directories that
-// exist it still stats each and reads and writes cpuset.cpus and
-// cpuset.mems up the tree again: about 0.6 ms against 0.25 ms for the
-// writes alone, on the critical path.
-func (g *directCgroup) join(pid int) error {
-	unified := cgroups.IsCgroup2UnifiedMode()
-	for _, name := range slices.Sorted(maps.Keys(g.paths)) {
-		if name == "devices" {
-			continue // SkipDevices: the manager never makes it
-		}
-		err := cgroups.WriteCgroupProc(g.paths[name], pid)
-		// Like libcontainer's named hierarchies (fs.NameGroup with Join),
-		// systemd's, misc and the hybrid layout's unified one are joined
-		// where possible.
-		optional := !unified && (name == "name=systemd" || name == "misc" || name == "")
-		if err != nil && !optional {
-			return err
-		}
-	}
-	return nil
 }
 
 func (d *directRunner) signal(sig unix.Signal) error { return d.cmd.Process.Signal(sig) }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,88 +111,103 @@ done </proc/self/cgroup
 exec "$@"`
 
 // TestDirectCgroupRemovedOnFailedStart: the direct runner's cgroup is
-// made while the reaper starts, before anything is verified. A start that
-// then fails verification must still join that work and remove the
-// cgroup before Start returns, whether the cgroup was ready when the
-// check failed or was still being made. The reaper is killed while
-// parked, so the host-side check of it fails.
+// made before the reaper starts in it. A start that then fails
+// verification (the parked reaper is killed, so the host-side check of
+// it fails) must remove the cgroup before Start returns.
 func TestDirectCgroupRemovedOnFailedStart(t *testing.T) {
-	for _, ready := range []bool{true, false} {
-		name := map[bool]string{true: "cgroup ready", false: "cgroup still being made"}[ready]
-		t.Run(name, func(t *testing.T) {
-			f := directFixture(t)
-			spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "touch ran")
-			parked := make(chan struct{}) // the reaper is dead and reaped
-			ended := make(chan struct{})  // the cgroup goroutine is done
-			var (
-				mu    sync.Mutex
-				id    string
-				made  []string // the cgroup's directories when it was done
-				began atomic.Bool
-			)
-			spec.testHook = func(point, arg string) {
-				switch point {
-				case hookDirectCgroup: // the cgroup goroutine
-					began.Store(true)
-					mu.Lock()
-					id = arg
-					mu.Unlock()
-					if !ready {
-						<-parked
-					}
-				case hookDirectCgroupEnd: // the cgroup goroutine
-					mu.Lock()
-					made = sandboxtest.CgroupsOf(arg)
-					mu.Unlock()
-					close(ended)
-				case hookDirectParked: // Start's goroutine
-					if ready {
-						select {
-						case <-ended:
-						case <-time.After(10 * time.Second):
-							t.Error("the cgroup was not made while the reaper started")
-						}
-					}
-					killDead(t, arg)
-					close(parked)
-				}
-			}
-			sb, err := Start(context.Background(), spec)
-			if err == nil {
-				_, _ = sb.Wait()
-				_ = sb.Destroy()
-				t.Fatal("started after the parked reaper was killed")
-			}
-			var se *StepError
-			if !errors.As(err, &se) || se.Step != "verify" {
-				t.Fatalf("start: %v, want a verify step error", err)
-			}
-			if !began.Load() {
-				t.Fatal("no cgroup was made")
-			}
-			select {
-			case <-ended:
-			default:
-				t.Fatal("Start returned before its cgroup goroutine ended")
-			}
+	f := directFixture(t)
+	spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "touch ran")
+	var (
+		mu   sync.Mutex
+		id   string
+		made []string // the cgroup's directories when it was done
+	)
+	spec.testHook = func(point, arg string) {
+		switch point {
+		case hookDirectCgroup:
 			mu.Lock()
-			defer mu.Unlock()
-			if len(made) < 2 {
-				t.Errorf("cgroup directories when made: %v, want memory and pids at least", made)
+			id = arg
+			mu.Unlock()
+		case hookDirectCgroupEnd:
+			mu.Lock()
+			made = sandboxtest.CgroupsOf(arg)
+			mu.Unlock()
+		case hookDirectParked:
+			killDead(t, arg)
+		}
+	}
+	sb, err := Start(context.Background(), spec)
+	if err == nil {
+		_, _ = sb.Wait()
+		_ = sb.Destroy()
+		t.Fatal("started after the parked reaper was killed")
+	}
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "verify" {
+		t.Fatalf("start: %v, want a verify step error", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if id == "" {
+		t.Fatal("no cgroup was made")
+	}
+	if len(made) < 2 {
+		t.Errorf("cgroup directories when made: %v, want memory and pids at least", made)
+	}
+	if left := sandboxtest.CgroupsOf(id); len(left) > 0 {
+		t.Errorf("failed start left cgroups %v", left)
+	}
+	if _, serr := os.Stat(filepath.Join(f.root, "ran")); serr == nil {
+		t.Error("the subject ran")
+	}
+}
+
+// TestDirectCgroupJoinVerified: the reaper moves itself into the cgroup,
+// and the supervisor does not take its word for it. A hierarchy's
+// directory removed after it was opened for the reaper (its tasks file is
+// gone) must fail the start, naming the directory and the reaper's error,
+// never claim a cgroup the reaper is not in; and nothing is left.
+func TestDirectCgroupJoinVerified(t *testing.T) {
+	f := directFixture(t)
+	spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", "touch ran")
+	var removed string
+	spec.testHook = func(point, arg string) {
+		if point != hookDirectCgroupOpen {
+			return
+		}
+		for _, d := range sandboxtest.CgroupsOf(arg) {
+			if strings.Contains(d, "/pids/") {
+				if err := os.Remove(d); err != nil {
+					t.Errorf("remove %s: %v", d, err)
+				}
+				removed = d
 			}
-			if left := sandboxtest.CgroupsOf(id); len(left) > 0 {
-				t.Errorf("failed start left cgroups %v", left)
-			}
-			if _, serr := os.Stat(filepath.Join(f.root, "ran")); serr == nil {
-				t.Error("the subject ran")
-			}
-		})
+		}
+	}
+	sb, err := Start(context.Background(), spec)
+	if err == nil {
+		_, _ = sb.Wait()
+		m, _ := sb.Applied().Mechanism("cgroup")
+		_ = sb.Destroy()
+		t.Fatalf("started with the pids cgroup removed; cgroup mechanism %+v", m)
+	}
+	if removed == "" {
+		t.Fatal("no pids cgroup to remove")
+	}
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "cgroup" || !strings.Contains(err.Error(), removed) || !errors.Is(err, unix.ENOENT) {
+		t.Fatalf("start: %v, want a cgroup step error naming %s and ENOENT", err, removed)
+	}
+	if left := sandboxtest.CgroupsOf(FailedID(err)); len(left) > 0 {
+		t.Errorf("failed start left cgroups %v", left)
+	}
+	if _, serr := os.Stat(filepath.Join(f.root, "ran")); serr == nil {
+		t.Error("the subject ran")
 	}
 }
 
 // killDead SIGKILLs the parked reaper (pid in decimal) and waits until
-// it is dead: a zombie (its Wait is held while the cgroup goroutine may
-// still write its pid) or gone.
+// it is dead: a zombie not yet reaped, or gone.
 func killDead(t *testing.T, pid string) {
 	t.Helper()
 	n, err := strconv.Atoi(pid)

@@ -53,7 +53,7 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeSandbox, prog, nil, 0, subject), nil
+	return reaper.Args(reaper.ModeSandbox, prog, nil, 0, nil, subject), nil
 }
 
 // directReaperArgs is the argv (from argv[1]) of isolation none's reaper
@@ -61,13 +61,15 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 // socket(AF_UNIX) is allowed (a host subject shares the host's network
 // and filesystem anyway), and the ids it switches to before it parks
 // (nil: it keeps the caller's).
-// fileBytes is the RLIMIT_FSIZE it sets on itself first (0: none).
-func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64) ([]string, error) {
+// fileBytes is the RLIMIT_FSIZE it sets on itself first (0: none);
+// cgroupDirs its descriptors of the v1 cgroup directories it moves
+// itself into (nil: none).
+func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64, cgroupDirs []int) ([]string, error) {
 	prog, err := buildFilter(true)
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeDirect, prog, ids, fileBytes, subject), nil
+	return reaper.Args(reaper.ModeDirect, prog, ids, fileBytes, cgroupDirs, subject), nil
 }
 
 // reaperEvent is one parsed report line.

@@ -322,7 +322,7 @@ func TestReaperInheritedSIGCHLDIgnored(t *testing.T) {
 	liveR, liveW := pipes[0][0], pipes[0][1]
 	repR, repW := pipes[1][0], pipes[1][1]
 	goR, goW := pipes[2][0], pipes[2][1]
-	args := append([]string{"--ignore-signal=CHLD", exe}, reaper.Args(reaper.ModeDirect, nil, nil, 0, []string{"/bin/sh", "-c", "exit 3"})...)
+	args := append([]string{"--ignore-signal=CHLD", exe}, reaper.Args(reaper.ModeDirect, nil, nil, 0, nil, []string{"/bin/sh", "-c", "exit 3"})...)
 	cmd := exec.Command("env", args...)
 	cmd.Dir = f.root
 	cmd.ExtraFiles = []*os.File{liveR, repW, goR}

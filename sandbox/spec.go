@@ -151,6 +151,7 @@ const (
 	hookBeforeContainerRun = "before-container-run" // everything is opened; libcontainer mounts next
 	hookDirectCgroup       = "direct-cgroup"        // isolation none, root: its cgroup is about to be made (path: the id)
 	hookDirectCgroupEnd    = "direct-cgroup-end"    // the cgroup is made, or failed (path: the id)
+	hookDirectCgroupOpen   = "direct-cgroup-open"   // its directories are open for the reaper, which is not yet started (path: the id)
 	hookDirectParked       = "direct-parked"        // the reaper is parked, not yet verified (path: its pid)
 )
 

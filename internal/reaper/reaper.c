@@ -321,6 +321,46 @@ static int confine_direct(const char *ids, const char *fsize, const char *filter
 	return install_filter(filter);
 }
 
+// join_cgroups moves this process into the cgroup directories whose
+// descriptors fds lists ("-": none; else decimal descriptors joined by
+// commas) by writing 0 to each one's tasks file. That moves the calling
+// thread, which is the whole process here (the reaper runs before any
+// runtime starts a thread), and a thread that moves itself needs none of
+// the global lock a move by pid takes, whose RCU grace period costs
+// milliseconds. Each descriptor is closed after use. What failed is
+// appended to out as " cgroups-failed=FD:ERRNO,..." (empty when all
+// succeeded); the supervisor checks the membership itself.
+static void join_cgroups(const char *fds, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (strcmp(fds, "-") == 0)
+		return;
+	size_t used = 0;
+	const char *p = fds;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long fd = strtol(p, &end, 10);
+		if (errno != 0 || end == p || fd < 3 || fd > 65535 || (*end != ',' && *end != '\0')) {
+			snprintf(out + used, n - used, "%s0:%d", used ? "," : " cgroups-failed=", EINVAL);
+			return;
+		}
+		int t = openat((int)fd, "tasks", O_WRONLY | O_CLOEXEC);
+		int err = 0;
+		if (t < 0 || write(t, "0", 1) != 1)
+			err = errno ? errno : EIO;
+		if (t >= 0)
+			close(t);
+		close((int)fd);
+		if (err != 0 && used < n) {
+			int w = snprintf(out + used, n - used, "%s%ld:%d", used ? "," : " cgroups-failed=", fd, err);
+			if (w > 0)
+				used += (size_t)w;
+		}
+		p = *end ? end + 1 : end;
+	}
+}
+
 // take_terminal makes the terminal on fd 0 our controlling terminal if it
 // is not yet (libcontainer's init made us a session leader without one)
 // and says whether it is now: only a controlling terminal has a foreground
@@ -478,12 +518,13 @@ static int reaper(int argc, char **argv, char **envp)
 		return proc_trial(argc, argv);
 	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
 	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
-	if ((!sandboxed && !direct) || argc < 8 || strcmp(argv[6], "--") != 0)
+	if ((!sandboxed && !direct) || argc < 9 || strcmp(argv[7], "--") != 0)
 		return 2;
 	const char *filter = argv[3];
 	const char *ids = argv[4];
 	const char *fsize = argv[5];
-	char **sargv = argv + 7;
+	const char *cgroups = argv[6];
+	char **sargv = argv + 8;
 
 	// The subject runs as our uid: without this it could ptrace us or
 	// open /proc/1/mem (seccomp also denies ptrace; this is the second lock).
@@ -509,6 +550,9 @@ static int reaper(int argc, char **argv, char **envp)
 			say(TVS_REPORT_ERROR " subreaper: %s", strerror(errno));
 			return 125;
 		}
+		// Into the cgroup while still root, before anything is forked.
+		char joined[256];
+		join_cgroups(cgroups, joined, sizeof joined);
 		if (confine_direct(ids, fsize, filter) != 0)
 			return 125;
 		// The supervisor checks our /proc status on this report, then
@@ -523,8 +567,8 @@ static int reaper(int argc, char **argv, char **envp)
 			say(TVS_REPORT_ERROR " workdir: %s", strerror(errno));
 			return 125;
 		}
-		say(TVS_REPORT_SECCOMP " %s cwd=%llu:%llu", m, (unsigned long long)cw.st_dev,
-		    (unsigned long long)cw.st_ino);
+		say(TVS_REPORT_SECCOMP " %s cwd=%llu:%llu%s", m, (unsigned long long)cw.st_dev,
+		    (unsigned long long)cw.st_ino, joined);
 		char b;
 		ssize_t r;
 		while ((r = read(TVS_FD_GO, &b, 1)) < 0 && errno == EINTR)

@@ -14,12 +14,16 @@
 // forwarded signal and SIGCHLD read from a signalfd, no runtime threads or
 // preemption signals.
 //
-// Invocation: argv = [any, Arg, mode, filter, ids, fsize, "--", subject argv...]
+// Invocation: argv = [any, Arg, mode, filter, ids, fsize, cgroups, "--", subject argv...]
 // (noop: [any, Arg, ModeNoop]). filter is the seccomp program as lower-case
 // hex of little-endian struct sock_filter, installed before the fork ("-":
 // none; required in ModeSandbox). ids is "UID:GID" (both non-zero) for a
 // direct reaper started as root to switch to, "-" otherwise; fsize the
-// RLIMIT_FSIZE in bytes a direct reaper sets before it drops ("-": none). In
+// RLIMIT_FSIZE in bytes a direct reaper sets before it drops ("-": none);
+// cgroups the inherited descriptors of cgroup v1 directories a direct
+// reaper moves itself into first, as root, by writing 0 to their tasks
+// files ("-": none; else decimal, joined by commas), and reports the ones
+// that failed in its seccomp line as cgroups-failed=FD:ERRNO,... In
 // ModeDirect the reaper confines itself before it parks on FDGo: RLIMIT_CORE
 // 0, the ids with no supplementary groups, every capability set emptied
 // (the bounding set when it may), no_new_privs, the filter; the subject
@@ -46,6 +50,7 @@ import "C"
 import (
 	"encoding/hex"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,7 +100,10 @@ type IDs struct{ UID, GID int }
 // before it drops its ids, for the subject to inherit: a root supervisor
 // without CAP_SYS_RESOURCE cannot set it on a process of another uid
 // afterwards, and os/exec has no way to set it in the child.
-func Args(mode string, filter []unix.SockFilter, ids *IDs, fileBytes int64, subject []string) []string {
+//
+// cgroupDirs (ModeDirect) are the reaper's descriptor numbers of cgroup v1
+// directories it moves itself into before it confines itself (nil: none).
+func Args(mode string, filter []unix.SockFilter, ids *IDs, fileBytes int64, cgroupDirs []int, subject []string) []string {
 	f := "-"
 	if len(filter) > 0 {
 		f = EncodeFilter(filter)
@@ -108,7 +116,15 @@ func Args(mode string, filter []unix.SockFilter, ids *IDs, fileBytes int64, subj
 	if fileBytes > 0 {
 		fs = strconv.FormatInt(fileBytes, 10)
 	}
-	return append([]string{Arg, mode, f, i, fs, "--"}, subject...)
+	cg := "-"
+	if len(cgroupDirs) > 0 {
+		parts := make([]string, len(cgroupDirs))
+		for k, fd := range cgroupDirs {
+			parts[k] = strconv.Itoa(fd)
+		}
+		cg = strings.Join(parts, ",")
+	}
+	return append([]string{Arg, mode, f, i, fs, cg, "--"}, subject...)
 }
 
 // EncodeFilter is the hex form of a seccomp program that the reaper reads.

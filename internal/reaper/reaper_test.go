@@ -25,17 +25,20 @@ func TestEncodeFilter(t *testing.T) {
 		t.Errorf("EncodeFilter = %s, want %s", got, want)
 	}
 	cases := []struct {
-		ids   *IDs
-		fsize int64
-		want  []string
+		ids     *IDs
+		fsize   int64
+		cgroups []int
+		want    []string
 	}{
-		{nil, 0, []string{Arg, ModeDirect, "-", "-", "-", "--", "x"}},
-		{&IDs{UID: 65534, GID: 65533}, 0, []string{Arg, ModeDirect, "-", "65534:65533", "-", "--", "x"}},
-		{&IDs{UID: 65534, GID: 65533}, 1 << 20, []string{Arg, ModeDirect, "-", "65534:65533", "1048576", "--", "x"}},
+		{nil, 0, nil, []string{Arg, ModeDirect, "-", "-", "-", "-", "--", "x"}},
+		{&IDs{UID: 65534, GID: 65533}, 0, nil, []string{Arg, ModeDirect, "-", "65534:65533", "-", "-", "--", "x"}},
+		{&IDs{UID: 65534, GID: 65533}, 1 << 20, nil, []string{Arg, ModeDirect, "-", "65534:65533", "1048576", "-", "--", "x"}},
+		{nil, 0, []int{6}, []string{Arg, ModeDirect, "-", "-", "-", "6", "--", "x"}},
+		{nil, 0, []int{6, 7, 12}, []string{Arg, ModeDirect, "-", "-", "-", "6,7,12", "--", "x"}},
 	}
 	for _, tc := range cases {
-		if got := Args(ModeDirect, nil, tc.ids, tc.fsize, []string{"x"}); !slices.Equal(got, tc.want) {
-			t.Errorf("Args(%+v, %d) = %q, want %q", tc.ids, tc.fsize, got, tc.want)
+		if got := Args(ModeDirect, nil, tc.ids, tc.fsize, tc.cgroups, []string{"x"}); !slices.Equal(got, tc.want) {
+			t.Errorf("Args(%+v, %d, %v) = %q, want %q", tc.ids, tc.fsize, tc.cgroups, got, tc.want)
 		}
 	}
 }
