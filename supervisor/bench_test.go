@@ -130,7 +130,7 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 	line := []byte(`{"kind":"input.key","payload":{"keys":["Control","c"]},"protocol":"termverify.control/v1"}` + "\n")
 	buf := make([]byte, 64<<10)
 	for b.Loop() {
-		if _, err := p.io.write(line); err != nil {
+		if _, err := p.io.write(context.Background(), line); err != nil {
 			b.Fatal(err)
 		}
 		for got := 0; got < pingReply; {
@@ -172,7 +172,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	buf := make([]byte, 64<<10)
 	// exchange writes one line and reads until the reply's newline.
 	exchange := func(line string) {
-		if _, err := p.io.write([]byte(line + "\n")); err != nil {
+		if _, err := p.io.write(context.Background(), []byte(line+"\n")); err != nil {
 			b.Fatal(err)
 		}
 		for {
@@ -225,13 +225,15 @@ func BenchmarkEpochWork(b *testing.B) {
 	var in input.Input = input.Key{Keys: []string{"Control", "c"}}
 	var (
 		s      *session
+		c      *pipeConn
 		epochs int
 	)
 	begin := func() {
-		s = &session{rec: &recorder{w: readyWriter(b, "bench")},
-			conn: &pipeConn{io: &pipeIO{}, rd: control.NewReader(&repeatReader{line: []byte(echoObservation)})}}
+		c = &pipeConn{io: &pipeIO{}, rd: control.NewReader(&repeatReader{line: []byte(echoObservation)})}
+		s = &session{rec: &recorder{w: readyWriter(b, "bench")}, conn: c, wire: c}
 		epochs = 0
 	}
+	ctx := context.Background()
 	begin()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -242,12 +244,12 @@ func BenchmarkEpochWork(b *testing.B) {
 		}
 		epochs++
 		s.input = epochs
-		s.conn.recorded()
+		c.recorded()
 		if err := s.rec.input(in); err != nil {
 			b.Fatal(err)
 		}
-		s.conn.prepare(in)
-		m, _, err := s.conn.next()
+		c.prepare(in)
+		m, _, err := c.next(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"time"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
@@ -20,42 +19,49 @@ type proc interface {
 // conn is the adapter-specific part of a session: how an input reaches
 // the subject and how what the subject says comes back, in control/v1's
 // vocabulary. pipeConn carries control/v1 lines over the subject's stdin
-// and stdout; a terminal adapter would type inputs into a pty and answer
-// with observations of its screen. The rest — the lifecycle and its
-// phases, the deadlines, the recording, the OS exit and the ending — is
-// the session's, shared by every conn.
+// and stdout; ptyConn (ptyconn.go) types inputs into the sandbox's
+// terminal and answers with observations of its screen. The rest — the
+// lifecycle and its phases, the deadlines, the recording, the OS exit and
+// the ending — is the session's, shared by both.
 //
-// All calls happen on the session's goroutine. A call that would block
-// returns os.ErrDeadlineExceeded at the deadline, or at once after the run
-// is interrupted.
+// All calls happen on the session's goroutine, each given the context of
+// the phase it belongs to. A call that would block returns
+// os.ErrDeadlineExceeded at the context's deadline, or at once after the
+// run is interrupted.
 type conn interface {
-	// setDeadline bounds every later call, as os.File.SetDeadline does.
-	setDeadline(t time.Time)
-	// hello opens the session (control/v1: session.hello).
-	hello(runID string, cfg config.Config) error
-	// prepare readies next's delivery while the subject works on the
-	// current input; prepared reports the wire size of a prepared input
-	// whose delivery does not depend on when it is recorded (sendFirst).
-	prepare(next input.Input)
-	prepared() (wireBytes int, ok bool)
-	// deliver delivers in: prepared, or made now with the manual clock at
-	// now (its value after in was recorded).
-	deliver(in input.Input, now int64) error
+	// deliver delivers in: prepared (protocolConn), or made now with the
+	// manual clock at now (its value after in was recorded).
+	deliver(ctx context.Context, in input.Input, now int64) error
 	// next returns the subject's next message and the size of its wire
 	// form; io.EOF at the end of its stream.
-	next() (m control.Message, wireBytes int, err error)
+	next(ctx context.Context) (m control.Message, wireBytes int, err error)
 	// arrived reports, without blocking, whether the subject sent anything
 	// next has not returned yet: the idle check.
 	arrived() bool
 	// undelivered reports whether delivered bytes still wait unread by
 	// the subject: at a deadline, the input never reached it.
 	undelivered() bool
+	// close ends the run context's hold on the conn.
+	close()
+}
+
+// protocolConn is a conn whose subject speaks a protocol with the
+// adapter: it is told the session opens, and its inputs are wire lines
+// that can be made before they are sent. A terminal program is not told
+// it is tested, and its input's bytes depend on the modes it has set
+// when they are sent, so ptyConn is no protocolConn.
+type protocolConn interface {
+	// hello opens the session (control/v1: session.hello).
+	hello(ctx context.Context, runID string, cfg config.Config) error
+	// prepare readies next's delivery while the subject works on the
+	// current input; prepared reports the wire size of a prepared input
+	// whose delivery does not depend on when it is recorded (sendFirst).
+	prepare(next input.Input)
+	prepared() (wireBytes int, ok bool)
 	// recorded says that every message next returned is recorded and
 	// dropped (its memory may be reused), and that the recording since the
 	// last delivery is done: a reply to it may be waiting already.
 	recorded()
-	// close ends the run context's hold on the conn.
-	close()
 }
 
 // pipeConn is the control/v1 adapter's conn: one JSON line each way over
@@ -96,14 +102,12 @@ func (c *pipeConn) close() {
 	}
 }
 
-func (c *pipeConn) setDeadline(t time.Time) { c.io.setDeadline(t) }
-
-func (c *pipeConn) hello(runID string, cfg config.Config) error {
+func (c *pipeConn) hello(ctx context.Context, runID string, cfg config.Config) error {
 	line, err := control.Encode(control.NewHello(runID, cfg))
 	if err != nil {
 		return err
 	}
-	_, err = c.io.write(line)
+	_, err = c.io.write(ctx, line)
 	return err
 }
 
@@ -111,16 +115,19 @@ func (c *pipeConn) prepare(next input.Input) { c.ahead.encode(next) }
 
 func (c *pipeConn) prepared() (int, bool) { return c.ahead.size() }
 
-func (c *pipeConn) deliver(in input.Input, now int64) error {
+func (c *pipeConn) deliver(ctx context.Context, in input.Input, now int64) error {
 	line, err := c.ahead.take(in, now)
 	if err != nil {
 		return err
 	}
-	_, err = c.io.write(line)
+	_, err = c.io.write(ctx, line)
 	return err
 }
 
-func (c *pipeConn) next() (control.Message, int, error) {
+// next reads through the Reader, an io.Reader of pipeIO, which therefore
+// takes ctx's deadline before the read rather than with each call.
+func (c *pipeConn) next(ctx context.Context) (control.Message, int, error) {
+	c.io.bound(ctx)
 	m, raw, err := c.rd.Next()
 	return m, len(raw), err
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"io"
 	"os"
 	"sync/atomic"
@@ -28,18 +29,18 @@ type pipeIO struct {
 	in, out     int // raw fds: stdin's write end, stdout's read end
 	wake        int // eventfd: readable once interrupt has run
 	interrupted atomic.Bool
-	deadline    time.Time // the phase's; the zero Time is none
+	deadline    time.Time // the phase's (bound); the zero Time is none
 	fds         [2]unix.PollFd
 	// replyDue is set once an input is written: the subject cannot have
 	// answered it yet, so the next read waits before it reads instead of
-	// spending a read(2) on EAGAIN. On this class of VM a system call
-	// costs ~1.2 µs and a single-flight epoch makes only four.
+	// spending a read(2) on EAGAIN: a single-flight epoch makes only
+	// four system calls, so one wasted read is a large share of it.
 	replyDue bool
 }
 
-// setDeadline sets the deadline of every later read and write, as
-// os.File.SetDeadline does; an interruption outlasts any deadline.
-func (p *pipeIO) setDeadline(t time.Time) { p.deadline = t }
+// bound makes ctx's deadline (none, if it has none) the poll timeout of
+// every later read and write; an interruption outlasts any deadline.
+func (p *pipeIO) bound(ctx context.Context) { p.deadline, _ = ctx.Deadline() }
 
 // interrupt makes every read and write in flight or to come fail with
 // os.ErrDeadlineExceeded. It is safe to call from any goroutine while
@@ -116,9 +117,10 @@ func (p *pipeIO) read(b []byte) (int, error) {
 }
 
 // write writes all of b to the subject's stdin, waiting for room as
-// needed; errors are as os.File.Write gives them (EPIPE once the subject
-// closed its stdin).
-func (p *pipeIO) write(b []byte) (int, error) {
+// needed until ctx's deadline; errors are as os.File.Write gives them
+// (EPIPE once the subject closed its stdin).
+func (p *pipeIO) write(ctx context.Context, b []byte) (int, error) {
+	p.bound(ctx)
 	done := 0
 	for done < len(b) {
 		if p.expired() {

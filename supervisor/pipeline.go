@@ -78,7 +78,10 @@ func inputBound(wireBytes int, runID string) int { return 2*wireBytes + recordOv
 // the Writer). Then no input can ever reach the subject that the
 // transcript does not record. The caller adds the idle check.
 func (s *session) sendFirst() bool {
-	in, ok := s.conn.prepared()
+	if s.wire == nil {
+		return false
+	}
+	in, ok := s.wire.prepared()
 	if !ok || !s.holding || s.heldBytes > maxSentFirstLine || in > maxSentFirstLine {
 		return false
 	}

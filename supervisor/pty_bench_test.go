@@ -155,7 +155,9 @@ func (bs *benchSession) stop() {
 	bs.s.input = bs.epoch
 	// step prepared its input again as the next one (control/v1 encodes
 	// it ahead, pipeline.go): the next one is input.stop instead.
-	bs.s.conn.prepare(input.Stop{})
+	if bs.s.wire != nil {
+		bs.s.wire.prepare(input.Stop{})
+	}
 	pctx, cancel := context.WithTimeoutCause(context.Background(), bs.req.Deadlines.Epoch, errEpochDeadline)
 	end := bs.s.end(bs.s.epoch(pctx, input.Stop{}, nil))
 	cancel()

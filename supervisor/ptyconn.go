@@ -66,14 +66,12 @@ const maxStopGrace = 2 * time.Second
 
 // ptyConn is the PTY adapter's conn.
 type ptyConn struct {
-	ctx    context.Context // the run's: its end fails every later wait at once
 	proc   ptyProc
 	drv    *ptydrive.Driver
 	slave  *os.File      // from TIOCGPTPEER: polled and queried by quiesce, never read
 	exited chan struct{} // closed once everything in the sandbox has ended
 
-	deadline time.Time
-	grace    time.Duration
+	grace time.Duration
 
 	queue    []control.Message // made by this epoch, not yet returned by next
 	err      error             // returned by next once queue is empty
@@ -103,7 +101,7 @@ type ptyProc interface {
 // it has one (one file, whatever the host runs), else found by scanning
 // the host's processes for its PID namespace, which exists even where no
 // cgroup can be made.
-func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
+func newPTYConn(box *sandbox.Sandbox, size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	master := box.Console()
 	if master == nil {
 		return nil, errors.New("the sandbox has no terminal")
@@ -123,7 +121,7 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 			return pids, err
 		}
 	}
-	c, err := newTerminalConn(ctx, box, master, slave, tasks, size, epoch, marker)
+	c, err := newTerminalConn(box, master, slave, tasks, size, epoch, marker)
 	if err != nil {
 		_ = slave.Close()
 	}
@@ -136,7 +134,7 @@ func newPTYConn(ctx context.Context, box *sandbox.Sandbox, size config.Terminal,
 // program was released, and is never set again here, since the program
 // may have set its own by now (recorded as DiagSizeChanged).
 // A marker (Request.ReadyMarker) closes epochs instead of quiesce.
-func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
+func newTerminalConn(p ptyProc, master, slave *os.File, tasks func() ([]int, error), size config.Terminal, epoch time.Duration, marker []byte) (*ptyConn, error) {
 	drv, err := ptydrive.New(master, slave, ptydrive.Config{
 		Cols: int(size.Columns), Rows: int(size.Rows),
 		// The frame is the screen: no scrollback is kept (its memory per
@@ -153,7 +151,7 @@ func newTerminalConn(ctx context.Context, p ptyProc, master, slave *os.File, tas
 	if err != nil {
 		return nil, err
 	}
-	c := &ptyConn{ctx: ctx, proc: p, drv: drv, slave: slave, exited: make(chan struct{}),
+	c := &ptyConn{proc: p, drv: drv, slave: slave, exited: make(chan struct{}),
 		grace: min(maxStopGrace, epoch/2), marker: marker}
 	go func() {
 		// Wait may be called concurrently with the session's; it returns
@@ -211,16 +209,6 @@ func terminalMechanism(console bool, a sandbox.Applied) receipts.Mechanism {
 	return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size was not checked"}
 }
 
-func (c *ptyConn) setDeadline(t time.Time) { c.deadline = t }
-
-// opContext bounds one wait by the deadline and the run.
-func (c *ptyConn) opContext() (context.Context, context.CancelFunc) {
-	if c.deadline.IsZero() {
-		return context.WithCancel(c.ctx)
-	}
-	return context.WithDeadline(c.ctx, c.deadline)
-}
-
 // readyPrefix starts upstream's readiness marker; the marker of a run is
 // readyPrefix + a token + readySuffix.
 const (
@@ -249,12 +237,13 @@ func newReadyMarker() (string, error) {
 // ended before its input was written.
 var errProgramEnded = errors.New("the program ended")
 
-// writeContext is opContext that also ends when the program does: a
+// writeContext is the phase's ctx that also ends when the program does: a
 // write into a terminal nobody reads any more would otherwise wait for
-// the deadline, and the exit would be lost.
-func (c *ptyConn) writeContext() (context.Context, context.CancelCauseFunc) {
-	op, opCancel := c.opContext()
-	ctx, cancel := context.WithCancelCause(op)
+// the deadline, and the exit would be lost. The handshake writes nothing
+// (a terminal program is not told it is tested): it is waiting for the
+// program's first quiet point (next).
+func (c *ptyConn) writeContext(pctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(pctx)
 	go func() {
 		select {
 		case <-c.exited:
@@ -262,34 +251,21 @@ func (c *ptyConn) writeContext() (context.Context, context.CancelCauseFunc) {
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, func(cause error) {
-		cancel(cause)
-		opCancel()
-	}
+	return ctx, cancel
 }
-
-// hello writes nothing: a terminal program is not told it is tested. The
-// handshake is waiting for its first quiet point (next).
-func (c *ptyConn) hello(string, config.Config) error { return nil }
-
-func (c *ptyConn) prepare(input.Input) {}
-
-// prepared is never: an input's bytes depend on the modes the program has
-// set by the time it is sent, so inputs are sent in the plain order.
-func (c *ptyConn) prepared() (int, bool) { return 0, false }
 
 // deliver types in into the terminal. Errors: os.ErrDeadlineExceeded when
 // the program stopped reading before the deadline or the run ended; a
 // *terminalError for an input the terminal cannot send (nothing written)
 // or a failed terminal.
-func (c *ptyConn) deliver(in input.Input, _ int64) error {
+func (c *ptyConn) deliver(pctx context.Context, in input.Input, _ int64) error {
 	c.atOnce, c.idleOut = false, false
 	if pending, err := c.drv.Pending(); err != nil {
 		return &terminalError{failure: FailureTerminal, err: err}
 	} else if pending {
 		c.idleOut = true
 	}
-	ctx, cancel := c.writeContext()
+	ctx, cancel := c.writeContext(pctx)
 	defer cancel(nil)
 	var err error
 	switch v := in.(type) {
@@ -378,7 +354,7 @@ func (c *ptyConn) hangup() {
 // next returns, in order: this epoch's diagnostics, then its closing
 // observation (at the first input wait: session.ready with it), or io.EOF
 // once the program has ended. After input.stop it only waits for the end.
-func (c *ptyConn) next() (control.Message, int, error) {
+func (c *ptyConn) next(ctx context.Context) (control.Message, int, error) {
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
@@ -393,18 +369,16 @@ func (c *ptyConn) next() (control.Message, int, error) {
 		return nil, 0, io.EOF
 	}
 	if c.stop {
-		if err := c.awaitEnd(); err != nil {
+		if err := c.awaitEnd(ctx); err != nil {
 			return nil, 0, err
 		}
 		c.stop = false // ended: its diagnostic (if any), then io.EOF
-		return c.next()
+		return c.next(ctx)
 	}
 	if c.atOnce {
 		c.atOnce = false
-		return c.closeEpoch()
+		return c.closeEpoch(ctx)
 	}
-	ctx, cancel := c.opContext()
-	defer cancel()
 	var st ptydrive.Settled
 	var err error
 	if c.marker != nil {
@@ -428,12 +402,12 @@ func (c *ptyConn) next() (control.Message, int, error) {
 		c.eof = true
 		return nil, 0, io.EOF
 	}
-	return c.closeEpoch()
+	return c.closeEpoch(ctx)
 }
 
 // closeEpoch makes the epoch's closing messages: its diagnostics, then the
 // observation, which next returns first.
-func (c *ptyConn) closeEpoch() (control.Message, int, error) {
+func (c *ptyConn) closeEpoch(ctx context.Context) (control.Message, int, error) {
 	out := c.drv.TakeOutput()
 	if out.Dropped > 0 {
 		return nil, 0, outputBudget(out)
@@ -447,7 +421,7 @@ func (c *ptyConn) closeEpoch() (control.Message, int, error) {
 	}
 	c.queue = append(c.queue, diags...)
 	c.queue = append(c.queue, m)
-	return c.next()
+	return c.next(ctx)
 }
 
 // notes are the diagnostics of an epoch's close.
@@ -531,9 +505,7 @@ func (c *ptyConn) exitRecords(exit transcript.Exit) ([]transcript.Diagnostic, tr
 // set); past the grace period its tree is killed. The output it writes meanwhile is read
 // (a program blocked writing cannot end) and kept for the last
 // observation.
-func (c *ptyConn) awaitEnd() error {
-	ctx, cancel := c.opContext()
-	defer cancel()
+func (c *ptyConn) awaitEnd(ctx context.Context) error {
 	gctx, gcancel := context.WithTimeout(ctx, c.grace)
 	defer gcancel()
 	for {
@@ -591,8 +563,6 @@ func (c *ptyConn) arrived() bool {
 }
 
 func (c *ptyConn) undelivered() bool { return c.stuck }
-
-func (c *ptyConn) recorded() {}
 
 // close releases the driver's master and the slave; the master itself is
 // the sandbox's (Destroy closes it).

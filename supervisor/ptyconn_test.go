@@ -48,7 +48,8 @@ func (p *hostProc) Wait() (sandbox.Exit, error) {
 func TestPTYOutputWhileIdle(t *testing.T) {
 	// The input after the idle output: text, or a resize to the size the
 	// terminal has, which closes its epoch at once — but not before the
-	// output its diagnostic speaks of is read (found by review).
+	// output its diagnostic speaks of is read, or the diagnostic would
+	// name output the observation does not hold.
 	t.Run("text", func(t *testing.T) { outputWhileIdle(t, input.Text{Text: "z"}, "z") })
 	t.Run("same-size resize", func(t *testing.T) { outputWhileIdle(t, input.Resize{Columns: 40, Rows: 8}, "") })
 }
@@ -73,15 +74,16 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 		t.Fatal(err)
 	}
 	tasks := func() ([]int, error) { return quiesce.ProcessTree(cmd.Process.Pid) }
-	c, err := newTerminalConn(context.Background(), p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second, nil)
+	c, err := newTerminalConn(p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.close()
-	c.setDeadline(time.Now().Add(5 * time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	next := func() control.Message {
 		t.Helper()
-		m, _, err := c.next()
+		m, _, err := c.next(ctx)
 		if err != nil {
 			t.Fatalf("next: %v", err)
 		}
@@ -90,7 +92,7 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 	if _, ok := next().(control.Ready); !ok {
 		t.Fatal("the first message is not the readiness observation")
 	}
-	if err := c.deliver(input.Key{Keys: []string{"Enter"}}, 0); err != nil {
+	if err := c.deliver(ctx, input.Key{Keys: []string{"Enter"}}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if m, ok := next().(control.Observation); !ok || strings.Contains(jsonText(&m.Events[0].Data), "BG") {
@@ -108,7 +110,7 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 			t.Fatal("the background job never wrote")
 		}
 	}
-	if err := c.deliver(idle, 0); err != nil {
+	if err := c.deliver(ctx, idle, 0); err != nil {
 		t.Fatal(err)
 	}
 	d, ok := next().(control.Diagnostic)

@@ -166,7 +166,7 @@ func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, 
 	if req.beforeTerminalDriven != nil {
 		req.beforeTerminalDriven(box)
 	}
-	c, err := newPTYConn(ctx, box, req.Config.Terminal, req.Deadlines.Epoch, marker)
+	c, err := newPTYConn(box, req.Config.Terminal, req.Deadlines.Epoch, marker)
 	if err == nil {
 		return c, nil
 	}

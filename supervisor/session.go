@@ -23,6 +23,7 @@ type session struct {
 	rec   *recorder
 	proc  proc
 	conn  conn
+	wire  protocolConn // conn, when its subject speaks a protocol; else nil
 	lim   Deadlines
 	runID string
 	cfg   config.Config
@@ -46,15 +47,18 @@ type session struct {
 }
 
 func newSession(rec *recorder, p proc, c conn, req *Request) *session {
-	return &session{rec: rec, proc: p, conn: c, lim: req.Deadlines, runID: req.RunID, cfg: req.Config, replay: req.Replay}
+	s := &session{rec: rec, proc: p, conn: c, lim: req.Deadlines, runID: req.RunID, cfg: req.Config, replay: req.Replay}
+	s.wire, _ = c.(protocolConn)
+	return s
 }
 
 func (s *session) close() { s.conn.close() }
 
-// arm sets the conn's deadline to the phase's.
-func (s *session) arm(pctx context.Context) {
-	dl, _ := pctx.Deadline()
-	s.conn.setDeadline(dl)
+// recorded tells a protocol conn that what it returned is recorded.
+func (s *session) recorded() {
+	if s.wire != nil {
+		s.wire.recorded()
+	}
 }
 
 // handshake sends session.hello and reads the reply under the handshake
@@ -63,10 +67,11 @@ func (s *session) handshake(ctx context.Context) *ending {
 	s.phase = phaseHandshake
 	pctx, cancel := context.WithTimeoutCause(ctx, s.lim.Handshake, errHandshakeDeadline)
 	defer cancel()
-	s.arm(pctx)
-	if err := s.conn.hello(s.runID, s.cfg); err != nil {
-		if end := s.writeEnd(pctx, err); end != nil {
-			return s.end(end)
+	if s.wire != nil {
+		if err := s.wire.hello(pctx, s.runID, s.cfg); err != nil {
+			if end := s.writeEnd(pctx, err); end != nil {
+				return s.end(end)
+			}
 		}
 	}
 	return s.end(s.reply(pctx))
@@ -78,7 +83,7 @@ func (s *session) handshake(ctx context.Context) *ending {
 func (s *session) reply(pctx context.Context) *ending {
 	diags := 0
 	for {
-		m, _, err := s.conn.next()
+		m, _, err := s.conn.next(pctx)
 		if errors.Is(err, io.EOF) {
 			return s.exitedInHandshake(pctx)
 		}
@@ -158,11 +163,10 @@ func (s *session) runEpochs(ctx context.Context, inputs []input.Input) *ending {
 // subject that already finished on its own is recorded truthfully. A run
 // still open fails with CodeReplayNotTerminated; no stop is invented.
 func (s *session) notTerminated(pctx context.Context, inputs int) *ending {
-	s.arm(pctx)
 	if err := s.flush(); err != nil {
 		return s.rec.fail(err, s.phase)
 	}
-	s.conn.recorded()
+	s.recorded()
 	if end := s.idle(pctx); end != nil {
 		return end
 	}
@@ -178,17 +182,16 @@ func (s *session) notTerminated(pctx context.Context, inputs int) *ending {
 // Writer off the round trip. The transcript is the same either way: the
 // observation, then the input, then what the subject answered.
 func (s *session) epoch(pctx context.Context, in, next input.Input) *ending {
-	s.arm(pctx)
 	var sendErr error
 	sent := s.sendFirst() && !s.conn.arrived()
 	if sent {
-		sendErr = s.conn.deliver(in, s.rec.now())
+		sendErr = s.conn.deliver(pctx, in, s.rec.now())
 	}
 	if err := s.flush(); err != nil {
 		return s.rec.fail(sentUnrecorded(err, sent), s.phase)
 	}
 	// Every message read so far is recorded and none is kept.
-	s.conn.recorded()
+	s.recorded()
 	if !sent {
 		if end := s.idle(pctx); end != nil {
 			return end
@@ -203,14 +206,16 @@ func (s *session) epoch(pctx context.Context, in, next input.Input) *ending {
 		return s.rec.fail(sentUnrecorded(err, sent), s.phase)
 	}
 	if !sent {
-		sendErr = s.conn.deliver(in, s.rec.now())
+		sendErr = s.conn.deliver(pctx, in, s.rec.now())
 	}
 	if sendErr != nil {
 		if end := s.writeEnd(pctx, sendErr); end != nil {
 			return end
 		}
 	}
-	s.conn.prepare(next)
+	if s.wire != nil {
+		s.wire.prepare(next)
+	}
 	return s.collect(pctx, stop)
 }
 
@@ -222,7 +227,7 @@ func (s *session) idle(pctx context.Context) *ending {
 	if !s.conn.arrived() {
 		return nil
 	}
-	m, _, err := s.conn.next()
+	m, _, err := s.conn.next(pctx)
 	switch {
 	case errors.Is(err, io.EOF):
 		return s.exited(pctx, nil, nil)
@@ -248,7 +253,7 @@ func (s *session) idle(pctx context.Context) *ending {
 func (s *session) collect(pctx context.Context, stop bool) *ending {
 	diags := 0
 	for {
-		m, wireBytes, err := s.conn.next()
+		m, wireBytes, err := s.conn.next(pctx)
 		if errors.Is(err, io.EOF) {
 			return s.exited(pctx, nil, nil)
 		}
@@ -304,7 +309,7 @@ func (s *session) terminalOr(pctx context.Context, m control.Message) *ending {
 // may follow it, so the stream is read to its end; then the OS exit is
 // awaited and recorded.
 func (s *session) terminal(pctx context.Context, claim *control.Exit, failure *control.Failure) *ending {
-	m, _, err := s.conn.next()
+	m, _, err := s.conn.next(pctx)
 	if err == nil {
 		return lifecycleEnding(s.phase, violAfterTerminal, m.Kind(), s.input,
 			fmt.Sprintf("the subject sent %s after its terminal message", m.Kind()))
