@@ -184,6 +184,12 @@ func (sb *Sandbox) verify(pid int, rootless bool, plan *netpolicy.Plan) error {
 		}
 		fs.Checks = append(fs.Checks, "scratch-tmpfs")
 	}
+	if len(sb.binds) > 0 {
+		if err := sb.verifyBinds(procRoot); err != nil {
+			return err
+		}
+		fs.Checks = append(fs.Checks, "binds")
+	}
 	if sb.rootfs != nil {
 		for _, e := range sb.rootfsEntries {
 			dst := procRoot + "/" + filepath.Base(e.path)

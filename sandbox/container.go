@@ -67,7 +67,7 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	if err != nil {
 		return stepErr("skeleton root", pins.dir, err)
 	}
-	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, pin)
+	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, sb.binds, pin)
 	for _, h := range held {
 		c.add(h.Close)
 	}

@@ -41,9 +41,10 @@ const (
 // that is not a mount: symlinks and the generated /etc files. It returns the
 // mounts to add, in order, and the host entries it opened for them (the
 // caller keeps them open until the sandbox is verified). root and rootfs
-// are the opened mapped root and complete root, nil when not mapped.
+// are the opened mapped root and complete root, nil when not mapped;
+// binds the opened Spec.Binds.
 // pin gives the mount source for an opened entry (pinner.source).
-func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, pin func(*hostDir) (string, error)) ([]*configs.Mount, []*hostDir, error) {
+func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, binds []openBind, pin func(*hostDir) (string, error)) ([]*configs.Mount, []*hostDir, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
@@ -71,6 +72,18 @@ func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, pin
 		rootSource = src
 	}
 	mounts = append(mounts, standardMounts(rootSource, s)...)
+	// After /tmp's tmpfs: a bind below /tmp gets its mountpoint there.
+	for _, b := range binds {
+		src, err := pin(b.dir)
+		if err != nil {
+			return nil, held, err
+		}
+		flags := roBind
+		if b.writable {
+			flags = rwBind
+		}
+		mounts = append(mounts, bindMount(src, b.dest, flags))
+	}
 	return mounts, held, nil
 }
 

@@ -76,6 +76,8 @@ type Sandbox struct {
 	// mounted and verified, by descriptor (hostpath.go). Nil when unused.
 	root, rootfs  *hostDir
 	rootfsEntries []*hostDir
+	// binds are Spec.Binds, opened (binds.go).
+	binds []openBind
 
 	// ids is the sandbox's claim on its own host uid and gid (uid.go);
 	// nil when Spec.UID and GID were the caller's, or there is none to
@@ -203,6 +205,9 @@ func (sb *Sandbox) start(ctx context.Context, c *cleanup, rootless bool) error {
 		if err := sb.openRoot(c); err != nil {
 			return err
 		}
+	}
+	if err := sb.openBinds(c); err != nil {
+		return err
 	}
 	if s.RootFS != "" && s.isolation() == IsolationOS {
 		if sb.rootfs, err = openHostPath(s.RootFS, true); err != nil {

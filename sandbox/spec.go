@@ -95,6 +95,18 @@ type Spec struct {
 	// removed by Destroy or, after a crash, by the next Sweep, and bounded
 	// only per file (Limits.FileBytes).
 	ScratchRoot bool
+	// Binds are host directories the subject sees at their own paths (or
+	// at Dest), read-write or read-only, beside Root: the layout an agent
+	// expects of a sandboxed terminal, where a path named on the host
+	// means the same file inside. Each Source is opened once without
+	// following symlinks, and what the sandbox sees at Dest is verified to
+	// be that directory, with the write access asked for, before the
+	// subject runs. Isolation os only.
+	Binds []Bind
+	// Dir is the subject's working directory inside the sandbox, when not
+	// the default (Workdir with Root or ScratchRoot, "/" otherwise): it
+	// must be a Bind's Dest or lie below one. Isolation os only.
+	Dir string
 	// RootFS, if set, is a complete root filesystem used read-only instead of
 	// the host's system directories. It is never mounted as the container
 	// root itself: its top-level entries are bound read-only into a fresh
@@ -148,6 +160,7 @@ type Spec struct {
 const (
 	hookRootOpened         = "root-opened"          // the mapped root is open, not yet mounted
 	hookRootFSEntryOpened  = "rootfs-entry-opened"  // a --rootfs entry is open, not yet mounted
+	hookBindOpened         = "bind-opened"          // a bind's source is open, not yet mounted
 	hookBeforeContainerRun = "before-container-run" // everything is opened; libcontainer mounts next
 	hookDirectCgroup       = "direct-cgroup"        // isolation none, root: its cgroup is about to be made (path: the id)
 	hookDirectCgroupEnd    = "direct-cgroup-end"    // the cgroup is made, or failed (path: the id)
@@ -211,8 +224,11 @@ func (s *Spec) Validate() error {
 	if s.ScratchRoot && s.Root != "" {
 		return &SpecError{"ScratchRoot", "set together with Root"}
 	}
-	if s.Root == "" && s.RootFS == "" && !s.ScratchRoot {
-		return &SpecError{"Root", "neither Root, ScratchRoot nor RootFS set"}
+	if s.Root == "" && s.RootFS == "" && !s.ScratchRoot && len(s.Binds) == 0 {
+		return &SpecError{"Root", "neither Root, ScratchRoot, RootFS nor Binds set"}
+	}
+	if err := s.validateBinds(); err != nil {
+		return err
 	}
 	for _, d := range []struct{ field, path string }{{"Root", s.Root}, {"RootFS", s.RootFS}} {
 		if d.path == "" {
@@ -326,6 +342,9 @@ func (s Spec) withDefaults(rootless bool) Spec {
 
 // workdir is the subject's working directory inside the sandbox.
 func (s *Spec) workdir() string {
+	if s.Dir != "" {
+		return s.Dir
+	}
 	if s.Root == "" && !s.ScratchRoot {
 		return "/"
 	}
