@@ -491,17 +491,42 @@ type directCgroup struct {
 // join.
 func (g *directCgroup) usable() bool { return g.err == nil && !g.access.any() }
 
-// makeDirectCgroup makes sandbox id's cgroup (pids, memory, optionally
-// cpu) under our own in every hierarchy, with l's limits and no process
-// in it, unless the probe finds it cannot be made. It runs concurrently
-// with the reaper's start; hook is Spec.hook.
+// directHierarchies are the hierarchies isolation none's cgroup is made
+// in: those of its limits (memory, pids, cpu), pids also tracking every
+// process of the tree for Kill; on cgroup v2 the one unified hierarchy,
+// and on the hybrid layout the unified one too (it holds no limit, but it
+// is joined the way a v2 host's only hierarchy is, CLONE_INTO_CGROUP, so
+// that this path runs and is tested on hybrid hosts). A hierarchy that
+// holds no limit would add a directory to make, join and remove on every
+// start and nothing the sandbox uses (libcontainer joins them all because
+// a container may need any).
+var directHierarchies = []string{"memory", "pids", "cpu", ""}
+
+// directPaths keeps the hierarchies of paths that the direct runner uses.
+func directPaths(paths map[string]string) map[string]string {
+	if cgroups.IsCgroup2UnifiedMode() {
+		return paths
+	}
+	out := make(map[string]string, len(directHierarchies))
+	for _, name := range directHierarchies {
+		if p, ok := paths[name]; ok {
+			out[name] = p
+		}
+	}
+	return out
+}
+
+// makeDirectCgroup makes sandbox id's cgroup (directHierarchies) under
+// our own, with l's limits and no process in it, unless the probe finds
+// it cannot be made; hook is Spec.hook.
 func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *directCgroup {
 	hook(hookDirectCgroup, id)
 	defer hook(hookDirectCgroupEnd, id)
-	paths, err := sandboxCgroupPaths(id)
+	all, err := sandboxCgroupPaths(id)
 	if err != nil {
 		return &directCgroup{access: noCgroup(err)}
 	}
+	paths := directPaths(all)
 	g := &directCgroup{access: probeCgroupPaths(paths)}
 	if g.access.any() {
 		return g
