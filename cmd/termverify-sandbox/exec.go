@@ -234,11 +234,11 @@ func sandboxEnv(env []string) []string {
 // sets one P anyway, but only once the runtime and every package's init
 // have run with one P per CPU. Until then each goroutine hand-off can
 // wake a thread onto an idle vCPU, which a process this short pays for
-// in wall time (docs/BENCHMARKS.md, "Sandbox start"). Only libcontainer
-// reads the variable after this: exec calls it once the subject's
-// environment (the caller's) was read; run, replay and batch never give
-// the subject the caller's environment. This process's runtime read the
-// variable at start. A GOMAXPROCS the caller set is left alone.
+// in wall time (docs/BENCHMARKS.md, "Start above libcontainer's floor").
+// Only libcontainer reads the variable after this: exec calls it once the
+// subject's environment (the caller's) was read; run, replay and batch
+// never give the subject the caller's environment. This process's runtime
+// read the variable at start. A GOMAXPROCS the caller set is left alone.
 func singlePInit() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		_ = os.Setenv("GOMAXPROCS", "1")

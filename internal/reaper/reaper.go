@@ -8,7 +8,7 @@
 // Why C: the reaper is the third program started for every sandbox (after
 // the supervisor and libcontainer's init). As a Go program it would pay a
 // runtime start of our large binary, a large share of a sandboxed
-// /bin/true (docs/BENCHMARKS.md, "Where the time goes"), before it could
+// /bin/true (docs/BENCHMARKS.md, "Sandbox start"), before it could
 // fork the subject.
 // As PID 1 it must also be simple about signals: one thread, every
 // forwarded signal and SIGCHLD read from a signalfd, no runtime threads or
