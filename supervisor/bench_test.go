@@ -253,8 +253,7 @@ func BenchmarkEpochWork(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		o := m.(control.Observation)
-		if err := s.rec.observe(observationRecord(&o)); err != nil {
+		if err := s.rec.observe(m.obs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/control"
 	"github.com/termverify/termverify-sandbox/input"
+	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // proc is what a session needs of the running subject: its OS-observed
@@ -17,8 +19,8 @@ type proc interface {
 }
 
 // conn is the adapter-specific part of a session: how an input reaches
-// the subject and how what the subject says comes back, in control/v1's
-// vocabulary. pipeConn carries control/v1 lines over the subject's stdin
+// the subject and how what the subject says comes back, as the records
+// the session keeps (said). pipeConn carries control/v1 lines over the subject's stdin
 // and stdout; ptyConn (ptyconn.go) types inputs into the sandbox's
 // terminal and answers with observations of its screen. The rest — the
 // lifecycle and its phases, the deadlines, the recording, the OS exit and
@@ -33,8 +35,8 @@ type conn interface {
 	// manual clock at now (its value after in was recorded).
 	deliver(ctx context.Context, in input.Input, now int64) error
 	// next returns the subject's next message and the size of its wire
-	// form; io.EOF at the end of its stream.
-	next(ctx context.Context) (m control.Message, wireBytes int, err error)
+	// form (0 when it has none); io.EOF at the end of its stream.
+	next(ctx context.Context) (m said, wireBytes int, err error)
 	// arrived reports, without blocking, whether the subject sent anything
 	// next has not returned yet: the idle check.
 	arrived() bool
@@ -43,6 +45,25 @@ type conn interface {
 	undelivered() bool
 	// close ends the run context's hold on the conn.
 	close()
+}
+
+// said is one message of the subject as the session records it, whatever
+// the adapter: what conn.next returns. kind is its place in the
+// lifecycle, as the control/v1 message it is or stands for (a PTY
+// observation closes an epoch as a control/v1 observation does); the
+// other fields are the records and facts of that kind, made at the
+// adapter's edge: by pipeConn from the control/v1 line under upstream's
+// recording rules (record.go), by ptyConn from the terminal's screen.
+type said struct {
+	kind control.Kind
+	diag transcript.Diagnostic  // diagnostic: as recorded, its code included
+	obs  transcript.Observation // session.ready, observation: as recorded
+	// ownExit is an observation reporting the subject's own exit, which
+	// only the adapter may observe: refused, never recorded (obs is empty).
+	ownExit bool
+	exit    *transcript.Exit    // run.finished: the exit the subject claims
+	failure *transcript.Failure // session.failed, run.failed: the subject's error
+	refusal *receipts.Refusal   // session.unsupported: the constraint it refuses
 }
 
 // protocolConn is a conn whose subject speaks a protocol with the
@@ -125,11 +146,16 @@ func (c *pipeConn) deliver(ctx context.Context, in input.Input, now int64) error
 }
 
 // next reads through the Reader, an io.Reader of pipeIO, which therefore
-// takes ctx's deadline before the read rather than with each call.
-func (c *pipeConn) next(ctx context.Context) (control.Message, int, error) {
+// takes ctx's deadline before the read rather than with each call. The
+// message becomes the session's records here (saidOf): the rest of the
+// session never sees control/v1's shapes.
+func (c *pipeConn) next(ctx context.Context) (said, int, error) {
 	c.io.bound(ctx)
 	m, raw, err := c.rd.Next()
-	return m, len(raw), err
+	if err != nil {
+		return said{}, 0, err
+	}
+	return saidOf(m), len(raw), nil
 }
 
 // arrived: bytes the Reader holds, bytes in the pipe, or end of stream

@@ -201,10 +201,10 @@ func diagnosticLimit(p phase) int {
 
 // misplaced is a structurally valid message in a position where the
 // lifecycle allows nothing of its kind.
-func (s *session) misplaced(m control.Message) *ending {
+func (s *session) misplaced(m said) *ending {
 	viol, why := violBeforeReply, "before its handshake reply"
 	ready := s.phase.ready()
-	switch k := m.Kind(); {
+	switch k := m.kind; {
 	case k.Direction() == control.AdapterToSubject:
 		viol, why = violAdapterKind, "which only the adapter sends"
 	case ready && (k == control.KindSessionReady || k == control.KindUnsupported || k == control.KindSessionFailed):
@@ -212,12 +212,12 @@ func (s *session) misplaced(m control.Message) *ending {
 	case ready:
 		viol, why = violIdleMessage, "while no epoch was open"
 	}
-	return lifecycleEnding(s.phase, viol, m.Kind(), s.input, fmt.Sprintf("the subject sent %s %s", m.Kind(), why))
+	return lifecycleEnding(s.phase, viol, m.kind, s.input, fmt.Sprintf("the subject sent %s %s", m.kind, why))
 }
 
-func (s *session) afterFinal(m control.Message) *ending {
-	return lifecycleEnding(s.phase, violAfterFinal, m.Kind(), s.input,
-		fmt.Sprintf("the subject sent %s after the stop drain's final observation", m.Kind()))
+func (s *session) afterFinal(m said) *ending {
+	return lifecycleEnding(s.phase, violAfterFinal, m.kind, s.input,
+		fmt.Sprintf("the subject sent %s after the stop drain's final observation", m.kind))
 }
 
 // readEnd turns a read error into the run's ending.
@@ -271,7 +271,7 @@ func (s *session) abort(cause error, during string) *ending {
 // adapter's; the subject's own code and details are kept in subject-code
 // and subject-details (null when it gave none), its message after what
 // upstream says.
-func subjectFailure(ready bool, f control.Failure) *ending {
+func subjectFailure(ready bool, f transcript.Failure) *ending {
 	msg := "the subject refused the session: "
 	if ready {
 		msg = "the subject reported run.failed: "

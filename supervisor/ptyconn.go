@@ -29,9 +29,10 @@ import (
 // inputs are typed into the terminal as xterm would send them, and what
 // comes back is an observation of the screen it drew, taken when the
 // kernel says it waits for input again (ptydrive, quiesce). No control/v1
-// byte is exchanged: ptyConn makes the messages a control subject would
-// have sent, so the lifecycle, the deadlines, the recording and the OS
-// exit are the session's, as for every conn.
+// byte is exchanged: ptyConn builds the session's records from the
+// terminal (said, in the lifecycle place of the message a control subject
+// would have sent), so the lifecycle, the deadlines, the recording and
+// the OS exit are the session's, as for every conn.
 
 // Diagnostic codes of PTY mode, each recorded in the epoch it concerns.
 const (
@@ -73,17 +74,17 @@ type ptyConn struct {
 
 	grace time.Duration
 
-	queue    []control.Message // made by this epoch, not yet returned by next
-	err      error             // returned by next once queue is empty
-	eof      bool              // next returns io.EOF: the program has ended
-	stop     bool              // input.stop was delivered: next awaits the end
-	atOnce   bool              // the epoch closes without waiting (a resize to the same size)
-	idleOut  bool              // output waited in the terminal when this epoch's input was sent
-	stuck    bool              // a write did not complete: the program stopped reading
-	held     string            // the mouse button down, for input.mouse move
-	ready    bool              // the readiness observation was made
-	sizeSaid [2]int            // the size the program set that a diagnostic already reported
-	marker   []byte            // the readiness marker (Request.ReadyMarker); nil: quiesce decides
+	queue    []said // made by this epoch, not yet returned by next
+	err      error  // returned by next once queue is empty
+	eof      bool   // next returns io.EOF: the program has ended
+	stop     bool   // input.stop was delivered: next awaits the end
+	atOnce   bool   // the epoch closes without waiting (a resize to the same size)
+	idleOut  bool   // output waited in the terminal when this epoch's input was sent
+	stuck    bool   // a write did not complete: the program stopped reading
+	held     string // the mouse button down, for input.mouse move
+	ready    bool   // the readiness observation was made
+	sizeSaid [2]int // the size the program set that a diagnostic already reported
+	marker   []byte // the readiness marker (Request.ReadyMarker); nil: quiesce decides
 
 	replies int64 // the driver's dropped replies already reported
 }
@@ -162,10 +163,6 @@ func newTerminalConn(p ptyProc, master, slave *os.File, tasks func() ([]int, err
 	}()
 	return c, nil
 }
-
-// adapterMade says that every message of the conn is the adapter's own
-// (ownMessages): a terminal program sends none.
-func (c *ptyConn) adapterMade() {}
 
 // ptyPeer opens the slave of master with TIOCGPTPEER: by the master's own
 // devpts, with no path looked up in anyone's mount namespace.
@@ -335,8 +332,8 @@ func (c *ptyConn) mouse(ctx context.Context, m input.Mouse) error {
 		c.held = ""
 	}
 	if errors.Is(err, ptyinput.ErrMouseNotEnabled) {
-		c.queue = append(c.queue, ptyDiagnostic(DiagMouseOff,
-			"the program has not enabled mouse reporting: nothing was written", nil))
+		c.queue = append(c.queue, said{kind: control.KindDiagnostic, diag: ptyDiagnostic(DiagMouseOff,
+			"the program has not enabled mouse reporting: nothing was written", nil)})
 		return nil
 	}
 	return err
@@ -354,7 +351,7 @@ func (c *ptyConn) hangup() {
 // next returns, in order: this epoch's diagnostics, then its closing
 // observation (at the first input wait: session.ready with it), or io.EOF
 // once the program has ended. After input.stop it only waits for the end.
-func (c *ptyConn) next(ctx context.Context) (control.Message, int, error) {
+func (c *ptyConn) next(ctx context.Context) (said, int, error) {
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
@@ -363,14 +360,14 @@ func (c *ptyConn) next(ctx context.Context) (control.Message, int, error) {
 	if c.err != nil {
 		err := c.err
 		c.err = nil
-		return nil, 0, err
+		return said{}, 0, err
 	}
 	if c.eof {
-		return nil, 0, io.EOF
+		return said{}, 0, io.EOF
 	}
 	if c.stop {
 		if err := c.awaitEnd(ctx); err != nil {
-			return nil, 0, err
+			return said{}, 0, err
 		}
 		c.stop = false // ended: its diagnostic (if any), then io.EOF
 		return c.next(ctx)
@@ -395,38 +392,39 @@ func (c *ptyConn) next(ctx context.Context) (control.Message, int, error) {
 		if _, interrupted := errors.AsType[*Interrupted](context.Cause(ctx)); interrupted {
 			when = "when the run was interrupted"
 		}
-		return ptyDiagnostic(DiagNotWaiting, "the program was not waiting for input "+when+": "+st.Why, nil), 0, nil
+		return said{kind: control.KindDiagnostic, diag: ptyDiagnostic(DiagNotWaiting, "the program was not waiting for input "+when+": "+st.Why, nil)}, 0, nil
 	case err != nil:
-		return nil, 0, &terminalError{failure: FailureTerminal, err: err}
+		return said{}, 0, &terminalError{failure: FailureTerminal, err: err}
 	case st.Exited:
 		c.eof = true
-		return nil, 0, io.EOF
+		return said{}, 0, io.EOF
 	}
 	return c.closeEpoch(ctx)
 }
 
-// closeEpoch makes the epoch's closing messages: its diagnostics, then the
+// closeEpoch makes the epoch's closing records: its diagnostics, then the
 // observation, which next returns first.
-func (c *ptyConn) closeEpoch(ctx context.Context) (control.Message, int, error) {
+func (c *ptyConn) closeEpoch(ctx context.Context) (said, int, error) {
 	out := c.drv.TakeOutput()
 	if out.Dropped > 0 {
-		return nil, 0, outputBudget(out)
+		return said{}, 0, outputBudget(out)
 	}
-	diags := c.notes(out)
-	var m control.Message = c.observation(out)
+	for _, d := range c.notes(out) {
+		c.queue = append(c.queue, said{kind: control.KindDiagnostic, diag: d})
+	}
+	m := said{kind: control.KindObservation, obs: c.observation(out)}
 	if !c.ready {
 		// The first quiet point: the screen before any input.
 		c.ready = true
-		m = control.Ready{Observation: m.(control.Observation)}
+		m.kind = control.KindSessionReady
 	}
-	c.queue = append(c.queue, diags...)
 	c.queue = append(c.queue, m)
 	return c.next(ctx)
 }
 
 // notes are the diagnostics of an epoch's close.
-func (c *ptyConn) notes(out ptydrive.Output) []control.Message {
-	var d []control.Message
+func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
+	var d []transcript.Diagnostic
 	if c.idleOut {
 		c.idleOut = false
 		d = append(d, ptyDiagnostic(DiagOutputIdle,
@@ -455,29 +453,31 @@ func (c *ptyConn) notes(out ptydrive.Output) []control.Message {
 	return d
 }
 
-// observation is the screen now, in upstream's terminal shape.
-func (c *ptyConn) observation(out ptydrive.Output) control.Observation {
+// observation is the screen now, in upstream's terminal shape, as the
+// transcript records it: the program running, no regions and no focus,
+// the epoch's output in one terminal.output event.
+func (c *ptyConn) observation(out ptydrive.Output) transcript.Observation {
 	scr := c.drv.Screen()
 	mode := "normal"
 	if scr.Alternate {
 		mode = "alternate"
 	}
-	o := control.Observation{
+	o := transcript.Observation{
 		State: canon.ObjectValue(canon.M("terminal", canon.ObjectValue(
 			canon.M("columns", canon.IntValue(int64(scr.Cols))),
 			canon.M("rows", canon.IntValue(int64(scr.Rows))),
 		))),
-		UI: control.UI{
-			Regions: []control.Region{},
-			Cursor:  control.Cursor{Column: int64(scr.Cursor.Col), Row: int64(scr.Cursor.Row), Visible: scr.Cursor.Visible},
+		UI: transcript.UI{
+			Regions: []transcript.Region{},
+			Cursor:  transcript.Cursor{Column: int64(scr.Cursor.Col), Row: int64(scr.Cursor.Row), Visible: scr.Cursor.Visible},
 			Mode:    &mode,
 		},
-		Events:  []control.Event{},
-		Frame:   &control.Frame{Lines: scr.Lines, Columns: int64(scr.Cols), Rows: int64(scr.Rows)},
-		Process: &control.Process{State: control.ProcessRunning},
+		Events:  []transcript.Event{},
+		Frame:   &transcript.Frame{Lines: scr.Lines, Columns: int64(scr.Cols), Rows: int64(scr.Rows)},
+		Process: &transcript.Process{},
 	}
 	if out.Text != "" {
-		o.Events = append(o.Events, control.Event{Type: "terminal.output",
+		o.Events = append(o.Events, transcript.Event{Type: "terminal.output",
 			Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(out.Text)))})
 	}
 	return o
@@ -491,14 +491,9 @@ func (c *ptyConn) exitRecords(exit transcript.Exit) ([]transcript.Diagnostic, tr
 	if out.Dropped > 0 {
 		return nil, transcript.Observation{}, outputBudget(out)
 	}
-	var diags []transcript.Diagnostic
-	for _, m := range c.notes(out) {
-		diags = append(diags, diagnosticRecord(m.(control.Diagnostic)))
-	}
-	obs := c.observation(out)
-	o := observationRecord(&obs)
+	o := c.observation(out)
 	o.Process = &transcript.Process{Exited: true, Exit: exit}
-	return diags, o, nil
+	return c.notes(out), o, nil
 }
 
 // awaitEnd waits, after the hangup, for the program to end (then eof is
@@ -536,8 +531,8 @@ func (c *ptyConn) awaitEnd(ctx context.Context) error {
 		return os.ErrDeadlineExceeded
 	}
 	_ = c.proc.Kill()
-	c.queue = append(c.queue, ptyDiagnostic(DiagStopGraceKilled,
-		fmt.Sprintf("the program did not end within %v of the hangup; its tree was killed", c.grace), nil))
+	c.queue = append(c.queue, said{kind: control.KindDiagnostic, diag: ptyDiagnostic(DiagStopGraceKilled,
+		fmt.Sprintf("the program did not end within %v of the hangup; its tree was killed", c.grace), nil)})
 	select {
 	case <-c.exited:
 	case <-ctx.Done():
@@ -571,8 +566,10 @@ func (c *ptyConn) close() {
 	_ = c.slave.Close()
 }
 
-func ptyDiagnostic(code, message string, d *canon.Value) control.Diagnostic {
-	return control.Diagnostic{Code: code, Message: message, Details: d}
+// ptyDiagnostic is a diagnostic of the PTY adapter, under its own code
+// (a subject's may not use the terminal- family: subjectDiagnosticCode).
+func ptyDiagnostic(code, message string, d *canon.Value) transcript.Diagnostic {
+	return transcript.Diagnostic{Code: code, Message: message, Details: d}
 }
 
 // outputBudget is an epoch whose output exceeds what one record can hold:

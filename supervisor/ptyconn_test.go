@@ -81,7 +81,7 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 	defer c.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	next := func() control.Message {
+	next := func() said {
 		t.Helper()
 		m, _, err := c.next(ctx)
 		if err != nil {
@@ -89,13 +89,13 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 		}
 		return m
 	}
-	if _, ok := next().(control.Ready); !ok {
+	if next().kind != control.KindSessionReady {
 		t.Fatal("the first message is not the readiness observation")
 	}
 	if err := c.deliver(ctx, input.Key{Keys: []string{"Enter"}}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := next().(control.Observation); !ok || strings.Contains(jsonText(&m.Events[0].Data), "BG") {
+	if m := next(); m.kind != control.KindObservation || strings.Contains(jsonText(&m.obs.Events[0].Data), "BG") {
 		t.Fatalf("the first epoch: %#v", m)
 	}
 	// Idle: the background job writes now.
@@ -113,14 +113,15 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 	if err := c.deliver(ctx, idle, 0); err != nil {
 		t.Fatal(err)
 	}
-	d, ok := next().(control.Diagnostic)
-	if !ok || d.Code != DiagOutputIdle {
+	d := next()
+	if d.kind != control.KindDiagnostic || d.diag.Code != DiagOutputIdle {
 		t.Fatalf("want the %s diagnostic first, got %#v", DiagOutputIdle, d)
 	}
-	o, ok := next().(control.Observation)
-	if !ok {
+	m := next()
+	if m.kind != control.KindObservation {
 		t.Fatal("no observation after the diagnostic")
 	}
+	o := m.obs
 	if len(o.Events) == 0 {
 		t.Fatal("the epoch has no output: the idle output was not read")
 	}

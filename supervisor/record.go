@@ -17,6 +17,37 @@ import (
 // none), and adjacent terminal.output events with exactly {"chunk": s} data
 // are merged.
 
+// saidOf is a subject's control/v1 message as the session records it:
+// its diagnostic under the code a subject may use, its observation under
+// upstream's rules, its claims and refusals as the transcript spells them.
+func saidOf(m control.Message) said {
+	s := said{kind: m.Kind()}
+	switch m := m.(type) {
+	case control.Diagnostic:
+		s.diag = subjectDiagnosticRecord(m)
+	case control.Ready:
+		s.obs = observationRecord(&m.Observation)
+	case control.Observation:
+		if s.ownExit = m.Process != nil && m.Process.State == control.ProcessExited; !s.ownExit {
+			s.obs = observationRecord(&m)
+		}
+	case control.RunFinished:
+		e := wireExit(m.Exit)
+		s.exit = &e
+	case control.RunFailed:
+		s.failure = wireFailure(m.Error)
+	case control.SessionFailed:
+		s.failure = wireFailure(m.Error)
+	case control.Unsupported:
+		s.refusal = &receipts.Refusal{Constraint: m.Constraint, Code: m.Code, Message: m.Message}
+	}
+	return s
+}
+
+func wireFailure(f control.Failure) *transcript.Failure {
+	return &transcript.Failure{Code: f.Code, Message: f.Message, Details: f.Details}
+}
+
 func observationRecord(o *control.Observation) transcript.Observation {
 	out := transcript.Observation{
 		State:  o.State,
@@ -101,12 +132,6 @@ func osExit(e sandbox.Exit) transcript.Exit {
 	return transcript.Exit{Kind: transcript.ExitCode, Code: int64(e.Code)}
 }
 
-// diagnosticRecord is the record of a diagnostic the adapter made itself
-// (the PTY conn's), under its own code.
-func diagnosticRecord(d control.Diagnostic) transcript.Diagnostic {
-	return transcript.Diagnostic{Code: d.Code, Message: d.Message, Details: d.Details}
-}
-
 // DiagExitMismatch is upstream's adapter diagnostic: the subject's claimed
 // exit differs from the OS-observed one (details: claimed, observed).
 const DiagExitMismatch = "exit-record-mismatch"
@@ -143,11 +168,6 @@ func subjectDiagnosticCode(code string) string {
 	}
 	return code
 }
-
-// ownMessages is a conn that makes every message itself: the PTY conn
-// (a terminal program speaks no control/v1). Its diagnostics are the
-// adapter's, recorded under their own codes.
-type ownMessages interface{ adapterMade() }
 
 // controlInput is the wire message for an input; now is the manual time
 // after the Writer recorded it (so input.clock carries the advanced time).

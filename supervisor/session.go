@@ -90,38 +90,38 @@ func (s *session) reply(pctx context.Context) *ending {
 		if err != nil {
 			return s.readEnd(pctx, err)
 		}
-		switch m := m.(type) {
-		case control.Diagnostic:
+		switch m.kind {
+		case control.KindDiagnostic:
 			if err := s.rec.writeReceipts(); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
 			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, 0)
 			}
-			if err := s.rec.diagnostic(s.diagnosticRecord(m)); err != nil {
+			if err := s.rec.diagnostic(m.diag); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
-		case control.Ready:
+		case control.KindSessionReady:
 			if err := s.rec.writeReceipts(); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
-			if err := s.rec.observe(observationRecord(&m.Observation)); err != nil {
+			if err := s.rec.observe(m.obs); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
 			s.phase = phaseIdle
 			return nil
-		case control.SessionFailed, control.Unsupported:
+		case control.KindSessionFailed, control.KindUnsupported:
 			// The run is over without readiness: no exit evidence is
 			// recorded, so the subject need not be waited for.
 			if diags > 0 {
 				// Seed 000: diagnostics may precede only session.ready.
-				return lifecycleEnding(s.phase, violDiagBeforeReply, m.Kind(), 0,
-					fmt.Sprintf("the subject sent %d diagnostics before %s, which only session.ready may follow", diags, m.Kind()))
+				return lifecycleEnding(s.phase, violDiagBeforeReply, m.kind, 0,
+					fmt.Sprintf("the subject sent %d diagnostics before %s, which only session.ready may follow", diags, m.kind))
 			}
-			if u, ok := m.(control.Unsupported); ok {
-				return s.rec.subjectRefused(u.Constraint, u.Code, u.Message)
+			if r := m.refusal; r != nil {
+				return s.rec.subjectRefused(r.Constraint, r.Code, r.Message)
 			}
-			return subjectFailure(false, m.(control.SessionFailed).Error)
+			return subjectFailure(false, *m.failure)
 		default:
 			return s.misplaced(m)
 		}
@@ -260,24 +260,24 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 		if err != nil {
 			return s.readEnd(pctx, err)
 		}
-		switch m := m.(type) {
-		case control.Diagnostic:
+		switch m.kind {
+		case control.KindDiagnostic:
 			if s.drained {
 				return s.afterFinal(m)
 			}
 			if diags++; diags > diagnosticLimit(s.phase) {
 				return tooManyDiagnostics(s.phase, s.input)
 			}
-			if err := s.rec.diagnostic(s.diagnosticRecord(m)); err != nil {
+			if err := s.rec.diagnostic(m.diag); err != nil {
 				return s.rec.fail(err, s.phase)
 			}
-		case control.Observation:
+		case control.KindObservation:
 			if s.drained {
 				return s.afterFinal(m)
 			}
-			if m.Process != nil && m.Process.State == control.ProcessExited {
+			if m.ownExit {
 				// Exit evidence is the OS's to give (seed 000).
-				return lifecycleEnding(s.phase, violExited, m.Kind(), s.input,
+				return lifecycleEnding(s.phase, violExited, m.kind, s.input,
 					"the subject's observation reports its own exit; only the adapter observes that")
 			}
 			if stop {
@@ -285,7 +285,7 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 				continue
 			}
 			// A next epoch records it, or the replay's or the run's end.
-			s.hold(observationRecord(&m), wireBytes)
+			s.hold(m.obs, wireBytes)
 			return nil
 		default:
 			return s.terminalOr(pctx, m)
@@ -295,12 +295,12 @@ func (s *session) collect(pctx context.Context, stop bool) *ending {
 
 // terminalOr handles a terminal message, and any other message in a
 // position where the lifecycle allows nothing of its kind.
-func (s *session) terminalOr(pctx context.Context, m control.Message) *ending {
-	switch m := m.(type) {
-	case control.RunFinished:
-		return s.terminal(pctx, &m.Exit, nil)
-	case control.RunFailed:
-		return s.terminal(pctx, nil, &m.Error)
+func (s *session) terminalOr(pctx context.Context, m said) *ending {
+	switch m.kind {
+	case control.KindRunFinished:
+		return s.terminal(pctx, m.exit, nil)
+	case control.KindRunFailed:
+		return s.terminal(pctx, nil, m.failure)
 	}
 	return s.misplaced(m)
 }
@@ -308,11 +308,11 @@ func (s *session) terminalOr(pctx context.Context, m control.Message) *ending {
 // terminal handles run.finished (claim) or run.failed (failure): nothing
 // may follow it, so the stream is read to its end; then the OS exit is
 // awaited and recorded.
-func (s *session) terminal(pctx context.Context, claim *control.Exit, failure *control.Failure) *ending {
+func (s *session) terminal(pctx context.Context, claim *transcript.Exit, failure *transcript.Failure) *ending {
 	m, _, err := s.conn.next(pctx)
 	if err == nil {
-		return lifecycleEnding(s.phase, violAfterTerminal, m.Kind(), s.input,
-			fmt.Sprintf("the subject sent %s after its terminal message", m.Kind()))
+		return lifecycleEnding(s.phase, violAfterTerminal, m.kind, s.input,
+			fmt.Sprintf("the subject sent %s after its terminal message", m.kind))
 	}
 	if !errors.Is(err, io.EOF) {
 		return s.readEnd(pctx, err)
@@ -323,22 +323,12 @@ func (s *session) terminal(pctx context.Context, claim *control.Exit, failure *c
 // exited ends a run whose subject closed its stdout, after a terminal
 // message or without one: it exited (or is about to). Its OS exit ends
 // the run.
-func (s *session) exited(pctx context.Context, claim *control.Exit, failure *control.Failure) *ending {
+func (s *session) exited(pctx context.Context, claim *transcript.Exit, failure *transcript.Failure) *ending {
 	exit, end := s.waitExit(pctx)
 	if end != nil {
 		return end
 	}
 	return s.exitWith(exit, claim, failure)
-}
-
-// diagnosticRecord is the record of a diagnostic that next returned: the
-// subject's, whose code may not be one the adapter reserves, unless the
-// conn makes every message itself.
-func (s *session) diagnosticRecord(m control.Diagnostic) transcript.Diagnostic {
-	if _, own := s.conn.(ownMessages); own {
-		return diagnosticRecord(m)
-	}
-	return subjectDiagnosticRecord(m)
 }
 
 // exitRecorder is a conn that observes the ended subject itself: the PTY
@@ -422,12 +412,12 @@ func (s *session) waitExit(pctx context.Context) (sandbox.Exit, *ending) {
 // an observation, so only the terminal record carries the exit. A
 // subject's run.failed is recorded as upstream records it
 // (subjectFailure).
-func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *control.Failure) *ending {
+func (s *session) exitWith(exit sandbox.Exit, claim *transcript.Exit, failure *transcript.Failure) *ending {
 	observed := osExit(exit)
 	open := s.phase.open()
 	if open {
-		if claim != nil && wireExit(*claim) != observed {
-			d := details{}.val("claimed", wireExit(*claim).Value()).val("observed", observed.Value())
+		if claim != nil && *claim != observed {
+			d := details{}.val("claimed", claim.Value()).val("observed", observed.Value())
 			err := s.rec.diagnostic(transcript.Diagnostic{Code: DiagExitMismatch,
 				Message: "the subject's claimed exit differs from the exit the OS observed; the OS exit is recorded",
 				Details: d.value()})
@@ -443,10 +433,10 @@ func (s *session) exitWith(exit sandbox.Exit, claim *control.Exit, failure *cont
 		return subjectFailure(true, *failure)
 	}
 	end := &ending{finished: &observed}
-	if !open && claim != nil && wireExit(*claim) != observed {
+	if !open && claim != nil && *claim != observed {
 		// Idle: no epoch can carry the exit-record-mismatch diagnostic,
 		// so the terminal record keeps the claim in an x- member.
-		c := wireExit(*claim)
+		c := *claim
 		end.claimed = &c
 	}
 	return end
