@@ -28,6 +28,7 @@ func newRootCmd() *cobra.Command {
 		newReceiptsCmd(),
 		newBatchCmd(),
 		newRenderCmd(),
+		newTermCmd(),
 	)
 	return root
 }

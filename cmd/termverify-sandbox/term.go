@@ -1,0 +1,482 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/term"
+)
+
+// termStartWait bounds how long `term start` waits for its daemon to
+// listen; issue 24 asks for an answer within 2 s, and a slow host gets
+// the rest of the margin before the start counts as failed.
+const termStartWait = 5 * time.Second
+
+// termNotBuilt is what `term` says plainly it does not do yet.
+const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
+directory is mapped at /sandbox, as run --root maps it), --write/--read,
+--allow and the other sandbox flags, --isolation auto, files owned by the
+caller, --debug-buffer, --emulator, --pty-dump, input --password, output
+--number/--cursor, wait --settled/--contains, debug, receipts.`
+
+func newTermCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "term",
+		Short: "Drive an interactive program inside the sandbox over interminai's socket protocol",
+		Long: `term runs one interactive program (vim, git rebase -i, gdb, a REPL) on a
+terminal inside the OS sandbox, behind a Unix socket that speaks
+interminai's protocol. "term start" starts the daemon; the other
+subcommands are its clients.
+
+` + termNotBuilt,
+	}
+	// Every term error is "Error: …" on stderr with status 1, as
+	// interminai's are, flag errors included.
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return termFail(cmd, err) })
+	c.AddCommand(newTermStartCmd(), newTermInputCmd(), newTermOutputCmd(), newTermStatusCmd(),
+		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermStopCmd())
+	return c
+}
+
+// termFail prints err as interminai does and returns status 1.
+func termFail(cmd *cobra.Command, err error) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "Error: %v\n", err)
+	return &exitError{Code: exitFailed}
+}
+
+type termStartOptions struct {
+	socket     string
+	size       string
+	scrollback int
+	noDaemon   bool
+	stateDir   string
+	readyFD    int
+}
+
+func newTermStartCmd() *cobra.Command {
+	var o termStartOptions
+	c := &cobra.Command{
+		Use:   "start [--socket PATH] [--size COLSxROWS] [--scrollback N] [--no-daemon] -- CMD [ARGS...]",
+		Short: "Start CMD in the sandbox on a terminal served at a Unix socket",
+		Long: `start runs CMD inside the sandbox, with the working directory mapped
+read-write at /sandbox, and serves its terminal at a Unix socket (0600;
+without --socket, in a fresh 0700 $TMPDIR/interminai-XXXX/ directory).
+It prints "Socket: PATH", "PID: N" and "Auto-generated: true|false" once
+the socket listens. The daemon runs in the background unless --no-daemon.
+
+` + termNotBuilt,
+		RunE: func(cmd *cobra.Command, args []string) error { return runTermStart(cmd, o, args) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.socket, "socket", "", "socket path (default: a fresh $TMPDIR/interminai-XXXX/socket)")
+	f.StringVar(&o.size, "size", "80x24", "terminal size COLSxROWS")
+	f.IntVar(&o.scrollback, "scrollback", term.DefaultScrollback, "scrollback lines kept")
+	f.BoolVar(&o.noDaemon, "no-daemon", false, "serve in the foreground")
+	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default the sandbox's)")
+	f.IntVar(&o.readyFD, "ready-fd", 0, "")
+	_ = f.MarkHidden("ready-fd")
+	return c
+}
+
+func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
+	if len(args) == 0 {
+		return termFail(cmd, errors.New("the following required arguments were not provided: -- CMD [ARGS...]"))
+	}
+	cols, rows, err := term.ParseSize(o.size)
+	if err != nil {
+		return termFail(cmd, err)
+	}
+	scroll := o.scrollback
+	if scroll == 0 {
+		scroll = -1 // no scrollback, not the default
+	}
+	if !o.noDaemon {
+		return termDaemonize(cmd, o, args)
+	}
+	cfg := term.Config{Args: args, Env: os.Environ(), Cols: cols, Rows: rows, Scrollback: scroll, StateDir: o.stateDir}
+	out := cmd.OutOrStdout()
+	var ready *os.File
+	if o.readyFD > 0 {
+		ready = os.NewFile(uintptr(o.readyFD), "ready")
+		out = ready
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
+	err = term.Run(ctx, cfg, o.socket, func(s *term.Socket) error {
+		_, err := fmt.Fprintf(out, "Socket: %s\nPID: %d\nAuto-generated: %t\n", s.Path, os.Getpid(), s.Auto)
+		if ready != nil {
+			// EOF tells the parent the lines are complete.
+			err = errors.Join(err, ready.Close())
+			ready = nil
+		}
+		return err
+	})
+	if err != nil {
+		if ready != nil {
+			fmt.Fprintf(ready, "Error: %v\n", err)
+			ready.Close()
+		}
+		return termFail(cmd, err)
+	}
+	return nil
+}
+
+// termDaemonize starts this binary again as the daemon, in a session of
+// its own (Go cannot fork), and prints what it announces once its socket
+// listens: its three lines, or its error.
+func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return termFail(cmd, fmt.Errorf("find this binary: %w", err))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return termFail(cmd, err)
+	}
+	defer r.Close()
+	argv := []string{"term", "start", "--no-daemon", "--ready-fd", "3",
+		"--size", o.size, "--scrollback", strconv.Itoa(o.scrollback)}
+	if o.socket != "" {
+		argv = append(argv, "--socket", o.socket)
+	}
+	if o.stateDir != "" {
+		argv = append(argv, "--state-dir", o.stateDir)
+	}
+	child := exec.Command(exe, append(append(argv, "--"), args...)...)
+	child.ExtraFiles = []*os.File{w}
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = child.Start()
+	w.Close()
+	if err != nil {
+		return termFail(cmd, fmt.Errorf("start the daemon: %w", err))
+	}
+	_ = r.SetReadDeadline(time.Now().Add(termStartWait))
+	said, err := io.ReadAll(r)
+	text := string(said)
+	switch {
+	case strings.HasPrefix(text, "Socket: "):
+		_ = child.Process.Release()
+		_, err := io.WriteString(cmd.OutOrStdout(), text)
+		return err
+	case strings.HasPrefix(text, "Error: "):
+		_ = child.Wait()
+		fmt.Fprint(cmd.ErrOrStderr(), text)
+		return &exitError{Code: exitFailed}
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	if err == nil {
+		err = errors.New("it ended without a word")
+	}
+	return termFail(cmd, fmt.Errorf("the daemon did not start: %w", err))
+}
+
+// termClient is the options every client subcommand shares.
+type termClient struct {
+	socket string
+}
+
+func (tc *termClient) flags(c *cobra.Command) {
+	c.Flags().StringVar(&tc.socket, "socket", "", "the daemon's socket (required)")
+}
+
+// call sends one request and returns the reply's data; a missing socket
+// says "No such file", as interminai's clients do.
+func (tc *termClient) call(ctx context.Context, req map[string]any) (json.RawMessage, error) {
+	if tc.socket == "" {
+		return nil, errors.New("the --socket option is required")
+	}
+	data, err := term.Call(ctx, tc.socket, req)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, termError("No such file: socket " + tc.socket)
+	}
+	return data, err
+}
+
+// termError is an error in interminai's words, which its users match
+// (capitalised, unlike ours).
+type termError string
+
+func (e termError) Error() string { return string(e) }
+
+// termRequestWait bounds a client request that does not wait by design.
+const termRequestWait = 30 * time.Second
+
+func termCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), termRequestWait)
+}
+
+func newTermInputCmd() *cobra.Command {
+	var tc termClient
+	var text string
+	c := &cobra.Command{
+		Use:   "input --socket PATH [--text STRING]",
+		Short: "Type into the program: --text with escapes, else stdin verbatim",
+		Long: `input writes to the program's terminal: --text STRING with the escapes
+\n \r \t \a \b \f \v \\ \e \E \xHH (others pass through unchanged), or
+else the bytes on stdin, verbatim. --password (a secret read with echo
+disabled) is not built yet.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var data []byte
+			if cmd.Flags().Changed("text") {
+				data = term.DecodeText(text)
+			} else {
+				var err error
+				if data, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+					return termFail(cmd, fmt.Errorf("read stdin: %w", err))
+				}
+			}
+			ctx, cancel := termCtx()
+			defer cancel()
+			if _, err := tc.call(ctx, map[string]any{"type": "INPUT", "data": string(data)}); err != nil {
+				return termFail(cmd, err)
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().StringVar(&text, "text", "", "text to type, with escapes (wins over stdin)")
+	return c
+}
+
+func newTermOutputCmd() *cobra.Command {
+	var tc termClient
+	var noColor bool
+	var from, to string
+	c := &cobra.Command{
+		Use:   "output --socket PATH [--no-color] [--from N|-N|-] [--to N]",
+		Short: "Print the screen (and scrollback lines with --from)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := map[string]any{"type": "OUTPUT", "format": "ansi"}
+			if noColor {
+				req["format"] = "ascii"
+			}
+			for name, v := range map[string]string{"from": from, "to": to} {
+				switch {
+				case v == "":
+				case v == "-" && name == "from":
+					req[name] = "-"
+				default:
+					n, err := strconv.Atoi(v)
+					if err != nil {
+						return termFail(cmd, fmt.Errorf("--%s %q: want a line number", name, v))
+					}
+					req[name] = n
+				}
+			}
+			ctx, cancel := termCtx()
+			defer cancel()
+			data, err := tc.call(ctx, req)
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			var out struct {
+				Screen string `json:"screen"`
+			}
+			if err := json.Unmarshal(data, &out); err != nil {
+				return termFail(cmd, fmt.Errorf("read the reply: %w", err))
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), out.Screen)
+			return err
+		},
+	}
+	tc.flags(c)
+	c.Flags().BoolVar(&noColor, "no-color", false, "plain text, no escape sequence at all")
+	c.Flags().StringVar(&from, "from", "", "first line: N on the screen, -N in the scrollback, - the oldest")
+	c.Flags().StringVar(&to, "to", "", "last line (0: the last scrollback line)")
+	return c
+}
+
+// termState is STATUS's and WAIT's reply data.
+type termState struct {
+	Running  bool  `json:"running"`
+	ExitCode *int  `json:"exit_code"`
+	Activity *bool `json:"activity"`
+	Exited   *bool `json:"exited"`
+}
+
+func (tc *termClient) state(ctx context.Context, req map[string]any) (termState, error) {
+	var st termState
+	data, err := tc.call(ctx, req)
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("read the reply: %w", err)
+	}
+	return st, nil
+}
+
+// quietStatus is the exit status of `status --quiet` for an ended
+// program: its own, and 1 when that was 0, since 0 means "running".
+func quietStatus(code int) int {
+	if code == 0 {
+		return exitFailed
+	}
+	return code
+}
+
+func newTermStatusCmd() *cobra.Command {
+	var tc termClient
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "status --socket PATH [--quiet]",
+		Short: "Say whether the program runs, whether it printed since the last look, and its exit code",
+		Long: `status prints "Running: true|false", "Activity: true|false" (output
+since the last look; reading clears it) and, once the program has ended,
+"Exit code: N". With --quiet it prints nothing and exits 0 while the
+program runs, and with the program's exit code (1 for 0) after.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := termCtx()
+			defer cancel()
+			st, err := tc.state(ctx, map[string]any{"type": "STATUS", "activity": !quiet})
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			if quiet {
+				if st.Running || st.ExitCode == nil {
+					return nil
+				}
+				return &exitError{Code: quietStatus(*st.ExitCode)}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Running: %t\n", st.Running)
+			fmt.Fprintf(out, "Activity: %t\n", st.Activity != nil && *st.Activity)
+			if st.ExitCode != nil {
+				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().BoolVar(&quiet, "quiet", false, "no output; the exit status says it")
+	return c
+}
+
+func newTermWaitCmd() *cobra.Command {
+	var tc termClient
+	var quiet bool
+	c := &cobra.Command{
+		Use:   "wait --socket PATH [--quiet]",
+		Short: "Wait for output or the program's exit (--quiet: for the exit alone)",
+		Long: `wait blocks until the program prints or ends, and prints
+"Terminal activity: true|false" and "Application exited: true|false"
+(with "Exit code: N" once it ended). With --quiet it waits for the exit
+alone and prints the exit code. Other clients are served meanwhile.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := map[string]any{"type": "WAIT", "activity": !quiet}
+			st, err := tc.state(context.Background(), req)
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			if quiet {
+				if st.ExitCode != nil {
+					fmt.Fprintf(out, "%d\n", *st.ExitCode)
+				}
+				return nil
+			}
+			fmt.Fprintf(out, "Terminal activity: %t\n", st.Activity != nil && *st.Activity)
+			fmt.Fprintf(out, "Application exited: %t\n", st.Exited != nil && *st.Exited)
+			if st.ExitCode != nil {
+				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().BoolVar(&quiet, "quiet", false, "wait for the exit alone and print the exit code")
+	return c
+}
+
+func newTermKillCmd() *cobra.Command {
+	var tc termClient
+	var sig string
+	c := &cobra.Command{
+		Use:   "kill --socket PATH [--signal NAME|NUMBER]",
+		Short: "Send the program a signal (SIGTERM by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := term.ParseSignal(sig)
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			ctx, cancel := termCtx()
+			defer cancel()
+			data, err := tc.call(ctx, map[string]any{"type": "KILL", "signal": term.SignalName(s)})
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			var out struct {
+				Sent string `json:"signal_sent"`
+			}
+			_ = json.Unmarshal(data, &out)
+			fmt.Fprintf(cmd.OutOrStdout(), "Sent %s\n", out.Sent)
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().StringVar(&sig, "signal", "SIGTERM", "signal name (SIGINT, INT) or number")
+	return c
+}
+
+func newTermResizeCmd() *cobra.Command {
+	var tc termClient
+	var size string
+	c := &cobra.Command{
+		Use:   "resize --socket PATH --size COLSxROWS",
+		Short: "Resize the program's terminal (SIGWINCH) and the screen",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cols, rows, err := term.ParseSize(size)
+			if err != nil {
+				return termFail(cmd, err)
+			}
+			ctx, cancel := termCtx()
+			defer cancel()
+			if _, err := tc.call(ctx, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows}); err != nil {
+				return termFail(cmd, err)
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().StringVar(&size, "size", "", "the new size, COLSxROWS")
+	return c
+}
+
+func newTermStopCmd() *cobra.Command {
+	var tc termClient
+	c := &cobra.Command{
+		Use:   "stop --socket PATH",
+		Short: "End the program and its whole sandbox; the daemon exits",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := termCtx()
+			defer cancel()
+			if _, err := tc.call(ctx, map[string]any{"type": "STOP"}); err != nil {
+				return termFail(cmd, err)
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	return c
+}

@@ -1,0 +1,458 @@
+package term
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/sandbox"
+	"github.com/termverify/termverify-sandbox/vt"
+)
+
+// Defaults of a Config left zero.
+const (
+	DefaultCols       = 80
+	DefaultRows       = 24
+	DefaultScrollback = 10000
+)
+
+// Environment of the program, set and never inherited: TERM names what
+// the vt emulator implements, LANG makes the program's output UTF-8 (the
+// values `run --pty` gives its subject, docs/PTY.md).
+const (
+	envTERM = "xterm-256color"
+	envLANG = "C.UTF-8"
+)
+
+// Bounds of the daemon's own writes and of its stop.
+const (
+	// replyWait bounds one write of the emulator's query replies: a
+	// program that does not read its terminal loses them rather than
+	// stall the reader behind them.
+	replyWait = time.Second
+	// stopGrace is how long each of STOP's catchable signals is given
+	// before the next, and the sandbox is killed after the last.
+	stopGrace = 500 * time.Millisecond
+	// maxPendingReplies bounds the query replies owed to a program that
+	// does not take them.
+	maxPendingReplies = 64 << 10
+)
+
+// Sentinels callers branch on.
+var (
+	// ErrExited: the program has ended, so the request (INPUT, KILL,
+	// RESIZE) has nothing to act on.
+	ErrExited = errors.New("process not running")
+	// ErrInvalidSize: a terminal size outside 1..vt.MaxCols × 1..vt.MaxRows.
+	ErrInvalidSize = errors.New("invalid size")
+)
+
+// Config is what Start needs: plain data.
+type Config struct {
+	Args []string // the program's argv; Args[0] is resolved inside the sandbox
+	// Dir is the host directory mapped read-write at sandbox.Workdir, the
+	// program's working directory (as `run --root` maps it).
+	Dir string
+	// Env is the caller's environment; the program gets it less what
+	// names host places (HOME, PWD, TMPDIR, XDG_RUNTIME_DIR,
+	// SSH_AUTH_SOCK), with TERM, LANG, HOME and PWD set.
+	Env        []string
+	Cols, Rows int    // the terminal's size; 0: DefaultCols × DefaultRows
+	Scrollback int    // lines kept; 0: DefaultScrollback, negative: none
+	StateDir   string // the sandbox's state directory; "": sandbox.DefaultStateDir()
+}
+
+// Daemon is one program in a sandbox on an emulated terminal. Its methods
+// are safe for concurrent use. Start returns it; the caller must call
+// Close, even after Stop.
+type Daemon struct {
+	box     *sandbox.Sandbox // nil when the program could not be executed
+	console *os.File         // the terminal's master; nil with box
+
+	mu       sync.Mutex
+	emu      *vt.Terminal
+	activity bool          // output since the last look (STATUS or WAIT with activity)
+	output   chan struct{} // closed and replaced at every output, for WAIT
+
+	writeMu sync.Mutex // one writer at a time on the console, with its deadline
+	replyMu sync.Mutex
+	replies []byte        // owed to the program, written by the replier
+	owed    chan struct{} // a token: replies are waiting
+
+	exited chan struct{} // closed once the program and its sandbox have ended
+	status int           // the exit status (128+signal), valid after exited
+	done   chan struct{} // closed by Close: the replier ends
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Status is what STATUS reports.
+type Status struct {
+	Running  bool
+	ExitCode int  // valid when !Running
+	Activity bool // output since the last look; reported and cleared only when asked
+}
+
+// Start starts cfg's program in an os-tier sandbox on a terminal of the
+// sandbox's own, and begins reading it. A program that cannot be executed
+// (ExecError: not found, not executable) is no error: the Daemon exists,
+// already exited with the shell's status (127, 126), so that a client
+// learns it from STATUS as from any program that ended. Any other failure
+// of the sandbox is an error, and nothing is left running. On success the
+// caller must call Close.
+func Start(ctx context.Context, cfg Config) (*Daemon, error) {
+	spec, err := cfg.spec()
+	if err != nil {
+		return nil, err
+	}
+	// Leftovers of a daemon that was killed go first; live sandboxes are
+	// skipped by their owner's pid.
+	_, _ = sandbox.Sweep(spec.StateDir)
+	cols, rows := int(spec.Terminal.Cols), int(spec.Terminal.Rows)
+	scroll := cfg.Scrollback
+	switch {
+	case scroll == 0:
+		scroll = DefaultScrollback
+	case scroll < 0:
+		scroll = 0
+	}
+	d := &Daemon{
+		emu:    vt.New(vt.Config{Cols: cols, Rows: rows, Scrollback: scroll}),
+		output: make(chan struct{}),
+		owed:   make(chan struct{}, 1),
+		exited: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	box, err := sandbox.Start(ctx, spec)
+	if err != nil {
+		if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
+			d.status = ee.Code
+			close(d.exited)
+			return d, nil
+		}
+		return nil, fmt.Errorf("start the sandbox: %w", err)
+	}
+	d.box, d.console = box, box.Console()
+	if d.console == nil {
+		_ = box.Destroy()
+		return nil, errors.New("start the sandbox: it gave the program no terminal")
+	}
+	read := make(chan struct{})
+	d.wg.Go(func() { d.read(); close(read) })
+	d.wg.Go(d.reply)
+	d.wg.Go(func() { d.wait(read) })
+	return d, nil
+}
+
+// spec is the sandbox for cfg: the settings `run --pty --root` gives its
+// subject (isolation os, the network denied, the default limits), with the
+// caller's directory as the root.
+func (cfg Config) spec() (sandbox.Spec, error) {
+	if len(cfg.Args) == 0 {
+		return sandbox.Spec{}, errors.New("no program to run")
+	}
+	cols, rows := cfg.Cols, cfg.Rows
+	if cols == 0 && rows == 0 {
+		cols, rows = DefaultCols, DefaultRows
+	}
+	if err := checkSize(cols, rows); err != nil {
+		return sandbox.Spec{}, err
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return sandbox.Spec{}, fmt.Errorf("working directory: %w", err)
+		}
+		dir = wd
+	}
+	s := sandbox.Spec{
+		Isolation: sandbox.IsolationOS,
+		Args:      cfg.Args,
+		Env:       programEnv(cfg.Env),
+		Root:      dir,
+		Network:   netpolicy.Policy{Mode: netpolicy.Deny},
+		Limits:    sandbox.DefaultLimits(),
+		Terminal:  &sandbox.TerminalSize{Cols: uint16(cols), Rows: uint16(rows)},
+		StateDir:  cfg.StateDir,
+	}
+	return s, s.Validate()
+}
+
+func checkSize(cols, rows int) error {
+	if cols < 1 || rows < 1 || cols > vt.MaxCols || rows > vt.MaxRows {
+		return fmt.Errorf("%w: %dx%d (at most %dx%d)", ErrInvalidSize, cols, rows, vt.MaxCols, vt.MaxRows)
+	}
+	return nil
+}
+
+// programEnv keeps the caller's environment except what names host places
+// the sandbox cannot see or should not learn (as exec does), and sets what
+// the terminal is.
+func programEnv(env []string) []string {
+	var out []string
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		switch k {
+		case "HOME", "PWD", "OLDPWD", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "TMPDIR", "TERM", "LANG", "LC_ALL":
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, "TERM="+envTERM, "LANG="+envLANG, "HOME="+sandbox.Workdir, "PWD="+sandbox.Workdir)
+}
+
+// read feeds the emulator everything the program prints, until the
+// terminal reports that every process on it has gone (EIO). It never
+// waits for a client: that is what keeps the program from blocking on a
+// full terminal.
+func (d *Daemon) read() {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := d.console.Read(buf)
+		if n > 0 {
+			d.show(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// show hands output to the emulator, raises the activity flag, wakes the
+// waiters, and queues the emulator's replies for the replier.
+func (d *Daemon) show(b []byte) {
+	d.mu.Lock()
+	d.emu.Write(b)
+	r := d.emu.Replies()
+	d.activity = true
+	close(d.output)
+	d.output = make(chan struct{})
+	d.mu.Unlock()
+	if len(r) == 0 {
+		return
+	}
+	d.replyMu.Lock()
+	if len(d.replies)+len(r) <= maxPendingReplies {
+		d.replies = append(d.replies, r...)
+	}
+	d.replyMu.Unlock()
+	select {
+	case d.owed <- struct{}{}:
+	default:
+	}
+}
+
+// reply writes the emulator's answers to the program's queries (DSR, DA)
+// whether or not a client is looking, off the reader's goroutine so that
+// a program that does not read its terminal cannot stall its output.
+func (d *Daemon) reply() {
+	for {
+		select {
+		case <-d.done:
+			return
+		case <-d.exited:
+			return
+		case <-d.owed:
+		}
+		d.replyMu.Lock()
+		r := d.replies
+		d.replies = nil
+		d.replyMu.Unlock()
+		// Dropped when the program does not take them in time, as a
+		// terminal whose user is gone would.
+		_ = d.write(r, time.Now().Add(replyWait))
+	}
+}
+
+// wait records the program's end: the sandbox's real exit, once the
+// reader has taken everything the program printed.
+func (d *Daemon) wait(read <-chan struct{}) {
+	exit, err := d.box.Wait()
+	<-read
+	if err != nil {
+		d.status = 128 + int(unix.SIGKILL)
+	} else {
+		d.status = exit.ShellStatus()
+	}
+	close(d.exited)
+}
+
+// write writes all of b to the terminal by deadline.
+func (d *Daemon) write(b []byte, deadline time.Time) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if err := d.console.SetWriteDeadline(deadline); err != nil {
+		return fmt.Errorf("write to the terminal: %w", err)
+	}
+	n, err := d.console.Write(b)
+	if err != nil {
+		return fmt.Errorf("write to the terminal: %d of %d bytes written: %w", n, len(b), err)
+	}
+	return nil
+}
+
+// Input writes every byte of b to the program's terminal, as typed, by
+// ctx's deadline (which should have one: a program that does not read
+// would hold the write forever).
+func (d *Daemon) Input(ctx context.Context, b []byte) error {
+	if d.Exited() {
+		return ErrExited
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Time{}
+	}
+	return d.write(b, deadline)
+}
+
+// Exited reports whether the program and its sandbox have ended.
+func (d *Daemon) Exited() bool {
+	select {
+	case <-d.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done is closed once the program and its sandbox have ended.
+func (d *Daemon) Done() <-chan struct{} { return d.exited }
+
+// ExitCode is the program's exit status, 128+signal for a signal's death;
+// ok is false while it runs.
+func (d *Daemon) ExitCode() (code int, ok bool) {
+	if !d.Exited() {
+		return 0, false
+	}
+	return d.status, true
+}
+
+// Status reports whether the program runs and how it ended; with
+// activity it also reports, and clears, the activity flag.
+func (d *Daemon) Status(activity bool) Status {
+	code, ended := d.ExitCode()
+	s := Status{Running: !ended, ExitCode: code}
+	if activity {
+		d.mu.Lock()
+		s.Activity, d.activity = d.activity, false
+		d.mu.Unlock()
+	}
+	return s
+}
+
+// Wait blocks until the program has ended, or with activity until it
+// prints as well (returning at once when output is pending, and clearing
+// the flag it reports). It returns ctx's error when ctx ends first (a
+// client gone), leaving the flag as it was.
+func (d *Daemon) Wait(ctx context.Context, activity bool) (Status, error) {
+	for {
+		d.mu.Lock()
+		if activity && d.activity {
+			d.activity = false
+			d.mu.Unlock()
+			s := d.Status(false)
+			s.Activity = true
+			return s, nil
+		}
+		output := d.output
+		d.mu.Unlock()
+		if !activity {
+			output = nil
+		}
+		select {
+		case <-d.exited:
+			return d.Status(activity), nil
+		case <-output:
+		case <-ctx.Done():
+			return Status{}, context.Cause(ctx)
+		}
+	}
+}
+
+// Signal sends sig to the program (through the sandbox's init, which
+// forwards it; SIGKILL kills the whole sandbox).
+func (d *Daemon) Signal(sig unix.Signal) error {
+	if d.Exited() || d.box == nil {
+		return ErrExited
+	}
+	if err := d.box.Signal(sig); err != nil {
+		return fmt.Errorf("signal %d: %w", sig, err)
+	}
+	return nil
+}
+
+// Resize sets the size of the program's terminal (the kernel sends it
+// SIGWINCH) and of the emulated screen.
+func (d *Daemon) Resize(cols, rows int) error {
+	if err := checkSize(cols, rows); err != nil {
+		return err
+	}
+	if d.Exited() || d.box == nil {
+		return ErrExited
+	}
+	// The screen first: what the program draws for its new size, read
+	// right after the SIGWINCH, must land on a screen of that size.
+	d.mu.Lock()
+	d.emu.Resize(cols, rows)
+	d.mu.Unlock()
+	if err := d.box.ResizeConsole(sandbox.TerminalSize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		return fmt.Errorf("resize the terminal: %w", err)
+	}
+	return nil
+}
+
+// Stop ends the program: SIGTERM, then SIGHUP (what a terminal's hangup
+// sends), each given stopGrace, then the whole sandbox is killed. It
+// returns once everything in the sandbox has ended, or ctx is done.
+func (d *Daemon) Stop(ctx context.Context) error {
+	for _, sig := range []unix.Signal{unix.SIGTERM, unix.SIGHUP} {
+		if d.Exited() {
+			return nil
+		}
+		_ = d.box.Signal(sig)
+		select {
+		case <-d.exited:
+			return nil
+		case <-time.After(stopGrace):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	if d.box != nil {
+		_ = d.box.Kill()
+	}
+	select {
+	case <-d.exited:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Close destroys the sandbox (killing whatever still runs in it) and
+// waits for the daemon's goroutines. It is idempotent.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		close(d.done)
+		if d.box == nil {
+			return
+		}
+		// Killed and waited for before Destroy closes the console, which
+		// the reader must have read to its end first (sandbox.Console).
+		_ = d.box.Kill()
+		<-d.exited
+		d.closeErr = d.box.Destroy()
+		d.wg.Wait()
+	})
+	return d.closeErr
+}

@@ -1,0 +1,26 @@
+// Package term is the sandboxed terminal daemon of `termverify-sandbox
+// term`: one program, started inside an os-tier sandbox on a terminal of
+// the sandbox's own devpts, kept on an emulated screen with scrollback, and
+// served over a Unix socket with interminai's protocol (seed 002).
+//
+// What it promises:
+//
+//   - The pseudoterminal is read all the time, on a goroutine of its own,
+//     whether or not a client is connected: the program never blocks on a
+//     full terminal, and the emulator's answers to its queries (DSR, DA)
+//     are written back at once. The scrollback bounds the memory.
+//   - Every request is served on its own goroutine: a pending WAIT never
+//     holds up another client, and a client that dies, a garbage line or a
+//     request over 10 MB gets an error reply (or nothing, if it is gone)
+//     and never stops the daemon.
+//   - INPUT writes every byte, bounded by a deadline.
+//   - STOP escalates SIGTERM, SIGHUP and SIGKILL, destroys the whole
+//     sandbox, and removes an auto-generated socket with its directory.
+//     A daemon killed outright leaves its sandbox dying with it (the
+//     sandbox's liveness pipe).
+//
+// What it does not do (yet): the "same paths inside and out" profile (the
+// working directory is mapped at sandbox.Workdir, as `run --root` maps
+// it), DEBUG, settled waits, receipts, --pty-dump. It never prints and
+// never exits the process: the CLI does.
+package term
