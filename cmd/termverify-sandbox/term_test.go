@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+)
+
+// The term tests drive the daemon only as an agent does: through the
+// binary's term subcommands and the socket they speak to.
+
+// termHarness is one test's daemon setting: the binary, the working
+// directory the program sees as its root, the TMPDIR an auto-generated
+// socket goes in, and a state directory of its own, checked for leaks.
+type termHarness struct {
+	t     *testing.T
+	bin   string
+	work  string
+	tmp   string
+	state string
+}
+
+func newTermHarness(t *testing.T, bin, marker string) *termHarness {
+	t.Helper()
+	h := &termHarness{t: t, bin: bin, work: publicTempDir(t, 0o777), tmp: t.TempDir(), state: t.TempDir()}
+	sandboxtest.CheckNoLeaks(t, h.state, marker)
+	return h
+}
+
+func (h *termHarness) cmd(args ...string) *exec.Cmd {
+	c := exec.Command(h.bin, append([]string{"term"}, args...)...)
+	c.Dir = h.work
+	c.Env = append(os.Environ(), "TMPDIR="+h.tmp)
+	return c
+}
+
+// run runs a term subcommand to its end.
+func (h *termHarness) run(args ...string) (stdout, stderr string, status int) {
+	h.t.Helper()
+	return run(h.t, h.cmd(args...))
+}
+
+// termDaemon is a started daemon, as `term start` announced it.
+type termDaemon struct {
+	socket string
+	pid    int
+	auto   bool
+}
+
+// parseAnnounce reads start's three lines.
+func parseAnnounce(t *testing.T, out string) termDaemon {
+	t.Helper()
+	var d termDaemon
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("start printed %q, want three lines", out)
+	}
+	var err error
+	d.socket, _ = strings.CutPrefix(lines[0], "Socket: ")
+	pid, _ := strings.CutPrefix(lines[1], "PID: ")
+	auto, _ := strings.CutPrefix(lines[2], "Auto-generated: ")
+	if d.pid, err = strconv.Atoi(pid); err != nil || d.socket == lines[0] || (auto != "true" && auto != "false") {
+		t.Fatalf("start printed %q", out)
+	}
+	d.auto = auto == "true"
+	return d
+}
+
+// start starts a daemon (daemon mode) and registers its stop.
+func (h *termHarness) start(args ...string) termDaemon {
+	h.t.Helper()
+	begin := time.Now()
+	out, errOut, status := h.run(append([]string{"start", "--state-dir", h.state}, args...)...)
+	if status != 0 {
+		h.t.Fatalf("term start %v: status %d\n%s", args, status, errOut)
+	}
+	if took := time.Since(begin); took > 2*time.Second {
+		h.t.Errorf("term start took %v, want at most 2s", took)
+	}
+	d := parseAnnounce(h.t, out)
+	h.t.Cleanup(func() {
+		if processAlive(d.pid) {
+			h.run("stop", "--socket", d.socket)
+			waitGone(h.t, d.pid)
+		}
+	})
+	return d
+}
+
+// processAlive reports whether pid runs (a zombie does not).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// waitGone waits for pid to end.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); processAlive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// screen is output --no-color.
+func (h *termHarness) screen(d termDaemon) string {
+	h.t.Helper()
+	out, errOut, status := h.run("output", "--socket", d.socket, "--no-color")
+	if status != 0 {
+		h.t.Fatalf("term output: status %d\n%s", status, errOut)
+	}
+	return out
+}
+
+// waitScreen polls the screen until it contains want.
+func (h *termHarness) waitScreen(d termDaemon, want string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := h.screen(d)
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the screen never showed %q:\n%s", want, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mustRun runs a client subcommand that must succeed.
+func (h *termHarness) mustRun(args ...string) string {
+	h.t.Helper()
+	out, errOut, status := h.run(args...)
+	if status != 0 {
+		h.t.Fatalf("term %v: status %d\n%s", args, status, errOut)
+	}
+	return out
+}
+
+func TestTerm(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+
+	t.Run("errors", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		for _, tc := range []struct {
+			name string
+			args []string
+			want string
+		}{
+			{"no command", []string{"start"}, "required arguments were not provided"},
+			{"bad size", []string{"start", "--size", "notasize", "--", "cat"}, "Invalid size"},
+			{"no socket flag", []string{"status"}, "--socket"},
+			{"missing socket", []string{"status", "--socket", filepath.Join(h.tmp, "nothing")}, "No such file"},
+			{"bad signal name", []string{"kill", "--socket", "x", "--signal", "NOTASIGNAL"}, "Invalid signal"},
+			{"bad signal number", []string{"kill", "--socket", "x", "--signal", "9999"}, "Invalid signal"},
+			{"unknown flag", []string{"status", "--nope"}, "unknown flag"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, errOut, status := h.run(tc.args...)
+				if status != 1 || !strings.HasPrefix(errOut, "Error: ") || !strings.Contains(errOut, tc.want) {
+					t.Errorf("status %d, stderr %q; want 1 and Error: …%s…", status, errOut, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("daemon life cycle", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		if !d.auto || filepath.Base(d.socket) != "socket" {
+			t.Fatalf("announced %+v, want an auto-generated socket", d)
+		}
+		dir := filepath.Dir(d.socket)
+		if filepath.Dir(dir) != h.tmp || !strings.HasPrefix(filepath.Base(dir), "interminai-") {
+			t.Errorf("socket directory %s, want $TMPDIR/interminai-XXXX", dir)
+		}
+		checkMode(t, dir, os.ModeDir|0o700)
+		checkMode(t, d.socket, os.ModeSocket|0o600)
+		if out := h.mustRun("status", "--socket", d.socket); !strings.Contains(out, "Running: true") {
+			t.Errorf("status: %q", out)
+		}
+		h.mustRun("stop", "--socket", d.socket)
+		waitGone(t, d.pid)
+		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+			t.Errorf("the auto-generated directory is still there after stop: %v", err)
+		}
+	})
+
+	t.Run("foreground and a given socket", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		sock := filepath.Join(h.tmp, "my.sock")
+		for round := range 2 { // the second start replaces the first's stale socket
+			c := h.cmd("start", "--no-daemon", "--state-dir", h.state, "--socket", sock, "--", "cat")
+			stdout, err := c.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(stdout)
+			var said strings.Builder
+			for range 3 {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					_ = c.Process.Kill()
+					_ = c.Wait()
+					t.Fatalf("round %d: start said %q: %v", round, said.String(), err)
+				}
+				said.WriteString(line)
+			}
+			d := parseAnnounce(t, said.String())
+			if d.auto || d.socket != sock || d.pid != c.Process.Pid {
+				t.Errorf("round %d: announced %+v, want %s, not auto-generated, pid %d", round, d, sock, c.Process.Pid)
+			}
+			checkMode(t, sock, os.ModeSocket|0o600)
+			h.mustRun("stop", "--socket", sock)
+			if status := exitStatus(t, c, c.Wait()); status != 0 {
+				t.Errorf("round %d: --no-daemon exited %d after stop, want 0", round, status)
+			}
+			if _, err := os.Lstat(sock); err != nil {
+				t.Errorf("round %d: a given socket is kept after stop: %v", round, err)
+			}
+		}
+	})
+
+	t.Run("cat echo", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		h.mustRun("input", "--socket", d.socket, "--text", `hello\tworld\n`)
+		h.waitScreen(d, "hello   world\nhello   world\n")
+		c := h.cmd("input", "--socket", d.socket)
+		c.Stdin = strings.NewReader("from stdin\n")
+		if _, errOut, status := run(t, c); status != 0 {
+			t.Fatalf("input from stdin: %d %s", status, errOut)
+		}
+		h.waitScreen(d, "from stdin\nfrom stdin\n")
+		out, _, _ := h.run("output", "--socket", d.socket)
+		if !strings.Contains(out, "hello") {
+			t.Errorf("output in colour: %q", out)
+		}
+	})
+
+	t.Run("status and wait", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "sh", "-c", "read x; exit 3")
+		if _, _, status := h.run("status", "--socket", d.socket, "--quiet"); status != 0 {
+			t.Errorf("status --quiet while running: %d, want 0", status)
+		}
+		// A WAIT pending on its connection holds up no other client.
+		w := h.cmd("wait", "--socket", d.socket, "--quiet")
+		var wout strings.Builder
+		w.Stdout = &wout
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the WAIT is in the daemon
+		begin := time.Now()
+		if out := h.mustRun("status", "--socket", d.socket); !strings.Contains(out, "Running: true") {
+			t.Errorf("status during a WAIT: %q", out)
+		}
+		if took := time.Since(begin); took > time.Second {
+			t.Errorf("status took %v during a pending WAIT", took)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `\n`)
+		if status := exitStatus(t, w, w.Wait()); status != 0 || wout.String() != "3\n" {
+			t.Errorf("wait --quiet: status %d, printed %q; want 0 and 3", status, wout.String())
+		}
+		out := h.mustRun("status", "--socket", d.socket)
+		if !strings.Contains(out, "Running: false") || !strings.Contains(out, "Exit code: 3") {
+			t.Errorf("status after the exit: %q", out)
+		}
+		if _, _, status := h.run("status", "--socket", d.socket, "--quiet"); status != 3 {
+			t.Errorf("status --quiet after exit 3: %d", status)
+		}
+		if out := h.mustRun("wait", "--socket", d.socket); !strings.Contains(out, "Application exited: true") {
+			t.Errorf("wait after the exit: %q", out)
+		}
+	})
+
+	t.Run("activity", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		h.mustRun("status", "--socket", d.socket) // clears what the start printed
+		w := h.cmd("wait", "--socket", d.socket)
+		var wout strings.Builder
+		w.Stdout = &wout
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `x\n`)
+		if status := exitStatus(t, w, w.Wait()); status != 0 || !strings.Contains(wout.String(), "Terminal activity: true") ||
+			!strings.Contains(wout.String(), "Application exited: false") {
+			t.Errorf("wait: status %d, printed %q", status, wout.String())
+		}
+	})
+
+	t.Run("kill", func(t *testing.T) {
+		marker := sandboxtest.SleepMarker(1)
+		h := newTermHarness(t, bin, marker)
+		d := h.start("--", "sleep", marker)
+		if out := h.mustRun("kill", "--socket", d.socket, "--signal", "9"); !strings.Contains(out, "SIGKILL") {
+			t.Errorf("kill: %q", out)
+		}
+		if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "137\n" {
+			t.Errorf("wait after SIGKILL: %q, want 137", out)
+		}
+		if _, errOut, status := h.run("kill", "--socket", d.socket); status != 1 || !strings.Contains(errOut, "not running") {
+			t.Errorf("kill after the exit: %d %q", status, errOut)
+		}
+	})
+
+	t.Run("resize", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--size", "60x10", "--", "sh", "-c", "while read l; do stty size; done")
+		h.mustRun("input", "--socket", d.socket, "--text", `\n`)
+		h.waitScreen(d, "10 60")
+		h.mustRun("resize", "--socket", d.socket, "--size", "100x30")
+		h.mustRun("input", "--socket", d.socket, "--text", `\n`)
+		s := h.waitScreen(d, "30 100")
+		if n := strings.Count(s, "\n"); n != 30 {
+			t.Errorf("the screen has %d lines after the resize, want 30", n)
+		}
+	})
+
+	t.Run("vim", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "vim", "-u", "NONE", "-i", "NONE", "-n", "-N", "notes.txt")
+		h.waitScreen(d, "notes.txt")
+		h.mustRun("input", "--socket", d.socket, "--text", `ihello from vim\e`)
+		h.waitScreen(d, "hello from vim")
+		h.mustRun("input", "--socket", d.socket, "--text", `:wq\r`)
+		if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "0\n" {
+			t.Errorf("vim's exit: %q", out)
+		}
+		b, err := os.ReadFile(filepath.Join(h.work, "notes.txt"))
+		if err != nil || string(b) != "hello from vim\n" {
+			t.Errorf("notes.txt: %q, %v", b, err)
+		}
+	})
+
+	t.Run("a program that does not exist", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "/no/such/program")
+		if _, _, status := h.run("status", "--socket", d.socket, "--quiet"); status != 127 {
+			t.Errorf("status --quiet: %d, want 127", status)
+		}
+	})
+
+	t.Run("daemon killed", func(t *testing.T) {
+		marker := sandboxtest.SleepMarker(2)
+		h := newTermHarness(t, bin, marker)
+		d := h.start("--", "sleep", marker)
+		if len(sandboxtest.PidsMatching(marker)) == 0 {
+			t.Fatal("the program does not run")
+		}
+		if err := unix.Kill(d.pid, unix.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// Reaped, not only dead: Sweep counts a zombie owner as alive.
+		for deadline := time.Now().Add(10 * time.Second); unix.Kill(d.pid, 0) == nil; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed daemon %d was never reaped", d.pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for deadline := time.Now().Add(10 * time.Second); len(sandboxtest.PidsMatching(marker)) > 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("the sandbox outlived its daemon")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The next start sweeps what the dead daemon left in the state
+		// directory; CheckNoLeaks then finds nothing.
+		d2 := h.start("--", "cat")
+		h.mustRun("stop", "--socket", d2.socket)
+		waitGone(t, d2.pid)
+	})
+}
+
+func checkMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode() & (os.ModeType | os.ModePerm); got != want {
+		t.Errorf("%s: mode %v, want %v", path, got, want)
+	}
+}
