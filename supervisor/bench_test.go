@@ -115,7 +115,7 @@ func pingChild() int {
 // supervisor's own pipes and pipeIO, with a Go child that does nothing
 // else. Every op is one round trip.
 func BenchmarkPipeRoundTrip(b *testing.B) {
-	p, err := openPipes(&Request{})
+	p, err := openPipes(&plan{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	if env.buildErr != nil {
 		b.Fatal(env.buildErr)
 	}
-	p, err := openPipes(&Request{})
+	p, err := openPipes(&plan{})
 	if err != nil {
 		b.Fatal(err)
 	}

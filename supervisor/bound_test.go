@@ -27,8 +27,8 @@ func readyWriter(tb testing.TB, runID string) *transcript.Writer {
 		tb.Fatal(err)
 	}
 	rf.Subject.Adapter = transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion}
-	req := &Request{Config: rf.Config, Subject: rf.Subject, Isolation: receipts.IsolationNone,
-		Roots: map[string]string{"app": "/tmp"}}
+	req := &plan{Request: Request{Config: rf.Config, Subject: rf.Subject, Isolation: receipts.IsolationNone,
+		Roots: map[string]string{"app": "/tmp"}}, adapter: controlAdapter{}}
 	none := receipts.Mechanism{Tier: receipts.Delivered}
 	rec := &recorder{w: transcript.NewWriter(io.Discard, runID),
 		outcome: receipts.Negotiate(negotiationRequest(req, sandbox.IsolationNone, none, none, none))}

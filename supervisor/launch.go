@@ -33,7 +33,7 @@ type launched struct {
 // runs. It returns the started subject, or the ending it recorded. A
 // returned sandbox (even with an ending) is the caller's to Destroy; a
 // failed start has released its own.
-func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evidence) (*launched, *sandbox.Sandbox, *ending) {
+func launch(ctx context.Context, req *plan, io stdio, rec *recorder, ev *evidence) (*launched, *sandbox.Sandbox, *ending) {
 	backend := sandbox.IsolationOS
 	assumed := receipts.Mechanism{Tier: receipts.OS}
 	switch req.Isolation {
@@ -68,21 +68,18 @@ func launch(ctx context.Context, req *Request, io stdio, rec *recorder, ev *evid
 		return nil, nil, rec.refuse(out)
 	}
 	start := sandbox.Start
-	if req.startSandbox != nil {
-		start = req.startSandbox
+	if req.hooks.startSandbox != nil {
+		start = req.hooks.startSandbox
 	}
 	box, err := start(ctx, buildSpec(req, backend, out, io))
 	ev.noteStart(backend, box, err)
 	if err == nil {
 		a := box.Applied()
-		if req.applied != nil {
-			a = req.applied(box)
+		if req.hooks.applied != nil {
+			a = req.hooks.applied(box)
 		}
 		fs, nw := mechanisms(a.Filesystem, a.Network, req.Config.Network.Mode)
-		var term receipts.Mechanism
-		if req.PTY {
-			term = terminalMechanism(box.Console() != nil, a)
-		}
+		term := req.adapter.terminal(box, a)
 		real := receipts.Negotiate(negotiationRequest(req, backend, fs, nw, term))
 		if real.Refusal != nil {
 			return nil, box, rec.refuse(real)
@@ -158,7 +155,7 @@ func NewTrialMemo(trial func() error) func() error {
 // warnUnenforced says on stderr which requested limits run without
 // enforcement (best-effort; --limits enforce refuses instead). The
 // evidence file has the same facts in its applied mechanisms.
-func warnUnenforced(req *Request, a sandbox.Applied) {
+func warnUnenforced(req *plan, a sandbox.Applied) {
 	for _, m := range a.Unenforced() {
 		req.Logf("limit not enforced: %s (%s); --limits enforce refuses such a run instead", m.Name, m.Reason)
 	}
@@ -191,17 +188,7 @@ func osUnavailable(err error) string {
 	return "sandbox could not be started"
 }
 
-// assumedTerminal is, before a start, the best the backend can give the
-// terminal in PTY mode: only the os backend makes a terminal of the
-// sandbox's own.
-func assumedTerminal(backend sandbox.Isolation) receipts.Mechanism {
-	if backend == sandbox.IsolationOS {
-		return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
-	}
-	return receipts.Mechanism{Tier: receipts.None, Reason: "no sandbox: isolation none"}
-}
-
-func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw, term receipts.Mechanism) receipts.Request {
+func negotiationRequest(req *plan, backend sandbox.Isolation, fs, nw, term receipts.Mechanism) receipts.Request {
 	c := req.Config
 	root, mapped := req.Roots[c.Filesystem.RootID]
 	if backend == sandbox.IsolationOS {
@@ -212,7 +199,7 @@ func negotiationRequest(req *Request, backend sandbox.Isolation, fs, nw, term re
 		TerminalCaps: len(c.Terminal.Capabilities),
 		RootID:       c.Filesystem.RootID, RootMapped: mapped, RootDir: root,
 		NetworkMode: c.Network.Mode, Isolation: req.Isolation, Require: req.Require,
-		Filesystem: fs, Network: nw, PTY: req.PTY, Terminal: term,
+		Filesystem: fs, Network: nw, PTY: req.adapter.mode() == ModePTY, Terminal: term,
 	}
 }
 
@@ -241,26 +228,17 @@ func mechanismOf(c sandbox.Confinement, word string) receipts.Mechanism {
 // unchanged) plus PATH; nothing of the supervisor's own environment leaks
 // in. With the os tier the filesystem and network receipts carry no
 // delivery, but TERMVERIFY_FS_ROOT and TERMVERIFY_NETWORK are still set
-// for cooperative subjects that read them.
-func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io stdio) sandbox.Spec {
+// for cooperative subjects that read them. The adapter adds its part
+// (a PTY subject's terminal and its variables).
+func buildSpec(req *plan, backend sandbox.Isolation, out receipts.Outcome, io stdio) sandbox.Spec {
 	env := maps.Clone(out.Env)
 	if backend == sandbox.IsolationOS {
 		env[receipts.EnvFSRoot] = sandbox.Workdir
 		env[receipts.EnvNetwork] = req.Config.Network.Mode
 	}
-	if req.PTY {
-		// Set, never inherited (docs/PTY.md): what the emulator
-		// implements, and UTF-8 output.
-		env["TERM"], env["LANG"] = ptyTERM, ptyLANG
-		if req.ReadyMarker {
-			env[envReadyMarker] = req.readyMarker
-		}
-		io = stdio{}
-	}
 	spec := sandbox.Spec{
 		Isolation: backend,
 		Args:      req.Args,
-		Env:       receipts.EnvList(env),
 		Root:      req.Roots[req.Config.Filesystem.RootID],
 		RootFS:    req.RootFS,
 		Network:   networkPolicy(req.Config.Network),
@@ -268,10 +246,8 @@ func buildSpec(req *Request, backend sandbox.Isolation, out receipts.Outcome, io
 		Stdin:     io.in, Stdout: io.out, Stderr: io.errOut,
 		StateDir: req.StateDir,
 	}
-	if req.PTY {
-		t := req.Config.Terminal
-		spec.Terminal = &sandbox.TerminalSize{Cols: uint16(t.Columns), Rows: uint16(t.Rows)}
-	}
+	req.adapter.sandboxSpec(req, env, &spec)
+	spec.Env = receipts.EnvList(env)
 	return spec
 }
 

@@ -15,13 +15,13 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// TestAutoNeverFallsBackAfterAFailedStart is the attack of issue #8 item
-// 1: whoever can make the os start fail after namespaces were made (a
-// rename race that fails verification) must not get the subject run
-// without namespaces. With the namespace trial passing, an os start that
-// fails for any reason fails the run, and no start without namespaces is
-// ever attempted. Before the fix, every such failure but an exec error
-// fell back to the direct runner - as root, no uid change.
+// TestAutoNeverFallsBackAfterAFailedStart is the downgrade attack on
+// --isolation auto: whoever can make the os start fail after namespaces
+// were made (a rename race that fails verification) must not get the
+// subject run without namespaces. With the namespace trial passing, an os
+// start that fails for any reason fails the run, and no start without
+// namespaces is ever attempted; a fallback there would run the subject
+// under the direct runner, with fewer guarantees than asked for.
 func TestAutoNeverFallsBackAfterAFailedStart(t *testing.T) {
 	needSandbox(t)
 	if err := sandbox.NamespaceTrial(); err != nil {
@@ -40,7 +40,7 @@ func TestAutoNeverFallsBackAfterAFailedStart(t *testing.T) {
 			req := exampleRequest(t)
 			req.Isolation = receipts.IsolationAuto
 			var backends []sandbox.Isolation
-			req.startSandbox = func(ctx context.Context, s sandbox.Spec) (*sandbox.Sandbox, error) {
+			req.hooks.startSandbox = func(ctx context.Context, s sandbox.Spec) (*sandbox.Sandbox, error) {
 				backends = append(backends, s.Isolation)
 				if s.Isolation == sandbox.IsolationNone {
 					return sandbox.Start(ctx, s)
@@ -227,7 +227,7 @@ func TestReceiptsFromWhatTheSandboxApplied(t *testing.T) {
 					Allowed: []config.HostPort{{Host: "127.0.0.1", Port: 9}}}
 			}
 			edited := false
-			req.applied = func(box *sandbox.Sandbox) sandbox.Applied {
+			req.hooks.applied = func(box *sandbox.Sandbox) sandbox.Applied {
 				a := box.Applied()
 				a.Mechanisms = slices.Clone(a.Mechanisms)
 				edited = tc.edit(&a)

@@ -283,15 +283,16 @@ func ptyEnv(t *testing.T, r ptyRun, home string) []string {
 	t.Helper()
 	req := ptyRequest(t, home, r)
 	req.Transcript = io.Discard
-	if err := req.prepare(); err != nil {
+	p, err := newPlan(req)
+	if err != nil {
 		t.Fatal(err)
 	}
 	osTier := receipts.Mechanism{Tier: receipts.OS}
-	out := receipts.Negotiate(negotiationRequest(&req, sandbox.IsolationOS, osTier, osTier, assumedTerminal(sandbox.IsolationOS)))
+	out := receipts.Negotiate(negotiationRequest(p, sandbox.IsolationOS, osTier, osTier, assumedTerminal(sandbox.IsolationOS)))
 	if out.Refusal != nil {
 		t.Fatalf("negotiation refused: %+v", out.Refusal)
 	}
-	spec := buildSpec(&req, sandbox.IsolationOS, out, stdio{})
+	spec := buildSpec(p, sandbox.IsolationOS, out, stdio{})
 	env := slices.Clone(spec.Env)
 	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
 		env = append(env, "PATH="+sandbox.DefaultPath)

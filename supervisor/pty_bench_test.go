@@ -13,7 +13,7 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// PTY mode's benchmarks (issue 14, docs/BENCHMARKS.md "PTY mode",
+// PTY mode's benchmarks (docs/BENCHMARKS.md "PTY mode",
 // scripts/bench-pty.sh), each beside its control/v1 yardstick: cat on
 // the sandbox's terminal against the Go echo subject over pipes, both
 // sandboxed (--isolation os) at 20×2.
@@ -74,10 +74,10 @@ func BenchmarkPTYRun(b *testing.B) {
 // as Run has it before its epochs, writing its transcript nowhere.
 type benchSession struct {
 	b     *testing.B
-	req   Request
+	req   *plan
 	ev    *evidence
 	rec   *recorder
-	p     *pipes
+	st    streams
 	s     *session
 	inner func() // what launch left to close
 	epoch int
@@ -86,48 +86,41 @@ type benchSession struct {
 func startBenchSession(b *testing.B, req Request) *benchSession {
 	b.Helper()
 	req.Transcript = io.Discard
-	if err := req.prepare(); err != nil {
+	p, err := newPlan(req)
+	if err != nil {
 		b.Fatal(err)
 	}
-	bs := &benchSession{b: b, req: req, ev: newEvidence(&req)}
+	bs := &benchSession{b: b, req: p, ev: newEvidence(&p.Request)}
 	out, err := openOutput(nil, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
-	bs.rec = newRecorder(out, req.RunID)
-	if err := bs.rec.start(req.Config, req.Subject); err != nil {
+	bs.rec = newRecorder(out, p.RunID)
+	if err := bs.rec.start(p.Config, p.Subject); err != nil {
 		b.Fatal(err)
 	}
-	var child stdio
-	if !req.PTY {
-		if bs.p, err = openPipes(&bs.req); err != nil {
-			b.Fatal(err)
-		}
-		child = bs.p.child()
+	if bs.st, err = p.adapter.open(p); err != nil {
+		b.Fatal(err)
 	}
-	l, box, end := launch(context.Background(), &bs.req, child, bs.rec, bs.ev)
-	if bs.p != nil {
-		bs.p.closeChild()
-	}
+	l, box, end := launch(context.Background(), p, bs.st.child(), bs.rec, bs.ev)
+	bs.st.closeChild()
 	noteSandboxes(bs.ev.sandboxes)
 	if end != nil {
 		teardown(box, bs.ev)
 		b.Fatalf("launch: %+v", end)
 	}
 	bs.rec.outcome = l.outcome
-	c, end := connect(context.Background(), &bs.req, box, bs.p, bs.rec)
+	c, end := p.adapter.connect(context.Background(), p, box, bs.st, bs.rec)
 	if end != nil {
 		teardown(box, bs.ev)
 		b.Fatalf("connect: %+v", end)
 	}
-	bs.s = newSession(bs.rec, box, c, &bs.req)
+	bs.s = newSession(bs.rec, box, c, &p.Request)
 	bs.inner = func() {
 		bs.s.close()
 		teardown(box, bs.ev)
-		if bs.p != nil {
-			bs.p.drain.finish()
-			bs.p.close()
-		}
+		bs.st.finish(p, bs.ev)
+		bs.st.close()
 	}
 	if end := bs.s.handshake(context.Background()); end != nil {
 		bs.inner()

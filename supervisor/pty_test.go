@@ -236,16 +236,17 @@ sys.exit(5)
 			outcome: transcript.KindRunFinished, exit: `{"kind":"code","value":5}`,
 		},
 		{
-			// Found by review: the overflow after the hangup was taken
-			// for a quiet point and the stop's wait spun forever, past
-			// every deadline and SIGINT.
+			// Output past the budget after the hangup must not pass for
+			// a quiet point: the stop's wait would spin past every
+			// deadline and SIGINT.
 			name:    "floods after the hangup",
 			script:  `trap 'head -c 3000000 /dev/zero | tr "\0" x; exit 0' HUP; read x; sleep 30`,
 			outcome: transcript.KindRunFailed, code: transcript.CodeAdapterRuntimeFailed, failure: FailureBudget,
 		},
 		{
-			// Found by review: after the exit one bounded read of the
-			// terminal lost the end of output the emulator is slow on.
+			// After the exit the terminal is read to its end, not once:
+			// a single bounded read would lose the end of output the
+			// emulator is slow on.
 			name:    "exits with slow output left",
 			script:  `read x; yes "$(printf '\033#8')" | head -n 15000 | tr -d '\n'; printf '\033[HEND'; exit 3`,
 			inputs:  []string{`{"kind":"input.key","payload":{"keys":["Enter"]}}`},
@@ -392,7 +393,7 @@ func TestPTYRefusals(t *testing.T) {
 func TestPTYForkBomb(t *testing.T) {
 	needSandbox(t)
 	probe := shRequest(t, `exec cat`)
-	box, err := sandbox.Start(t.Context(), buildSpec(&probe, sandbox.IsolationOS, receipts.Outcome{Env: map[string]string{}}, stdio{}))
+	box, err := sandbox.Start(t.Context(), buildSpec(&plan{Request: probe, adapter: ptyAdapter{}}, sandbox.IsolationOS, receipts.Outcome{Env: map[string]string{}}, stdio{}))
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -422,8 +423,9 @@ func TestPTYForkBomb(t *testing.T) {
 // TestPTYReadyMarker: upstream's opt-in readiness marker closes epochs
 // instead of quiesce. Its token is random per run and the marker never
 // reaches the screen or the transcript, so input echo cannot forge it
-// (the review's forgeries by XOFF/XON and by ^R reprint are moot) and two
-// runs give the same bytes. Typed text holding the marker's prefix is
+// (not even the line discipline's editing: XOFF/XON not echoed, ^R
+// reprinting a line) and two runs give the same bytes. Typed text holding
+// the marker's prefix is
 // refused before anything starts, even split across inputs.
 func TestPTYReadyMarker(t *testing.T) {
 	needSandbox(t)

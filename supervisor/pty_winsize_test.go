@@ -58,7 +58,7 @@ func TestPTYProgramSetsSizeAtStart(t *testing.T) {
 	}
 	t.Run("hooked", func(t *testing.T) {
 		req := shRequest(t, script, enter)
-		req.beforeTerminalDriven = func(box *sandbox.Sandbox) {
+		req.hooks.beforeTerminalDriven = func(box *sandbox.Sandbox) {
 			if !waitKernelSize(box, 50, 10, 10*time.Second) {
 				t.Errorf("the program did not set its size within 10 s")
 			}

@@ -2,8 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +17,6 @@ import (
 	"github.com/termverify/termverify-sandbox/ptydrive"
 	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/quiesce"
-	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -49,15 +46,6 @@ const (
 const (
 	FailureInput    = "input-unencodable" // an input the terminal cannot send: nothing of it was written
 	FailureTerminal = "terminal-failed"   // the terminal itself failed (not the program)
-)
-
-// Environment of a PTY subject, set and never inherited: TERM names what
-// the vt emulator implements (and what the tmux comparisons use as
-// default-terminal); LANG makes the program's output UTF-8, which the
-// frames and terminal.output events hold.
-const (
-	ptyTERM = "xterm-256color"
-	ptyLANG = "C.UTF-8"
 )
 
 // maxStopGrace bounds how long a program may take to end after the
@@ -182,52 +170,6 @@ func ptyPeer(master *os.File) (*os.File, error) {
 		return nil, fmt.Errorf("terminal: TIOCGPTPEER: %w", errno)
 	}
 	return os.NewFile(fd, "pty-slave"), nil
-}
-
-// terminalMechanism is what a started sandbox applied for the terminal
-// in PTY mode: a terminal of its own (checked to be a pty master of its
-// devpts when it arrived) whose size the sandbox found to be the
-// requested one before the subject was released, so before any subject
-// code could change it. console says whether the sandbox made a terminal;
-// a is what it reports applied.
-func terminalMechanism(console bool, a sandbox.Applied) receipts.Mechanism {
-	if !console {
-		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}
-	}
-	for _, m := range a.Mechanisms {
-		if m.Name != sandbox.MechanismTerminalSize {
-			continue
-		}
-		if !m.Applied {
-			return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size is not the requested one: " + m.Reason}
-		}
-		return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
-	}
-	return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size was not checked"}
-}
-
-// readyPrefix starts upstream's readiness marker; the marker of a run is
-// readyPrefix + a token + readySuffix.
-const (
-	readyPrefix = "<<termverify.ready:"
-	readySuffix = ">>"
-)
-
-// envReadyMarker names the variable that gives a program the marker it
-// prints when it waits for input (Request.ReadyMarker).
-const envReadyMarker = "TERMVERIFY_READY_MARKER"
-
-// newReadyMarker makes a run's marker with a random 128-bit token: only
-// the program, which is given it, can print it — input echo cannot forge
-// what the script's author does not know. The driver takes it out of the
-// output, so transcripts never hold it and stay byte-identical from run
-// to run.
-func newReadyMarker() (string, error) {
-	var token [16]byte
-	if _, err := rand.Read(token[:]); err != nil {
-		return "", fmt.Errorf("readiness marker: %w", err)
-	}
-	return readyPrefix + hex.EncodeToString(token[:]) + readySuffix, nil
 }
 
 // errProgramEnded is the cause of a write's context when the program

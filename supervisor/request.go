@@ -2,14 +2,10 @@ package supervisor
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/termverify/termverify-sandbox/config"
@@ -19,7 +15,6 @@ import (
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
-	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // Default deadlines. They are host abort policy, never evidence: a
@@ -81,7 +76,6 @@ type Request struct {
 	// the marker's prefix is refused before anything starts, as upstream
 	// refuses it.
 	ReadyMarker bool
-	readyMarker string // this run's marker, made by prepare
 
 	Args   []string          // the subject's argv, resolved inside the sandbox
 	Roots  map[string]string // root_id → host directory (--root ID=DIR)
@@ -120,16 +114,6 @@ type Request struct {
 	// much. Zero picks DefaultStderrLimit.
 	StderrLimit int64
 
-	// afterOutputsOpened, when set (tests only), runs once the output
-	// destinations are open and before the subject starts: the point at
-	// which a hostile subject or local user could swap their directories.
-	afterOutputsOpened func()
-
-	// beforeTerminalDriven, when set (tests only), runs in PTY mode once
-	// the sandbox released the program and before its terminal is driven:
-	// the point at which a program may already have set its own size.
-	beforeTerminalDriven func(*sandbox.Sandbox)
-
 	// Logf receives human-readable notes for the operator (what --isolation
 	// auto downgraded, for instance). Nil discards them.
 	Logf func(format string, args ...any)
@@ -146,14 +130,7 @@ type Request struct {
 	// host. Nil runs the trial for this run.
 	NamespaceTrial func() error
 
-	// startSandbox replaces sandbox.Start in this package's tests, so that
-	// a start failure of any kind can be produced deterministically.
-	startSandbox func(context.Context, sandbox.Spec) (*sandbox.Sandbox, error)
-
-	// applied replaces a started sandbox's Applied in this package's
-	// tests, so that a mechanism the sandbox reports unapplied can be
-	// produced on a real sandbox and the receipts made from it checked.
-	applied func(*sandbox.Sandbox) sandbox.Applied
+	hooks hooks // this package's test seams (plan.go)
 }
 
 // UsageError is a request that cannot be run as given: nothing was started
@@ -167,86 +144,6 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
-
-// prepare checks the request and fills its defaults. Every refusal here
-// happens before a file is created or a process started.
-func (r *Request) prepare() error {
-	if !config.ValidIdentifier(r.RunID) || len(r.RunID) > transcript.MaxRunIDBytes {
-		return usagef("run id %q: want [a-z0-9._-]+, at most %d bytes", r.RunID, transcript.MaxRunIDBytes)
-	}
-	if len(r.Args) == 0 || r.Args[0] == "" {
-		return usagef("no subject command given")
-	}
-	if r.TranscriptPath == "" && r.Transcript == nil {
-		return usagef("no transcript destination given")
-	}
-	switch r.Isolation {
-	case "":
-		r.Isolation = receipts.IsolationAuto
-	case receipts.IsolationOS, receipts.IsolationAuto, receipts.IsolationNone:
-	default:
-		return usagef("isolation %q: want os, auto or none", r.Isolation)
-	}
-	for id, dir := range r.Roots {
-		if !config.ValidIdentifier(id) {
-			return usagef("root %s=%s: %q is not a root id ([a-z0-9._-]+)", id, dir, id)
-		}
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return usagef("root %s=%s: %v", id, dir, err)
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return usagef("root %s=%s: %v", id, dir, err)
-		}
-		if !fi.IsDir() {
-			return usagef("root %s=%s: not a directory", id, dir)
-		}
-		r.Roots[id] = abs
-	}
-	r.Deadlines = r.Deadlines.withDefaults()
-	switch {
-	case r.StderrLimit < 0:
-		return usagef("stderr limit %d: want a positive byte count, or 0 for the default %d", r.StderrLimit, DefaultStderrLimit)
-	case r.StderrLimit == 0:
-		r.StderrLimit = DefaultStderrLimit
-	}
-	r.Subject.Adapter = transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion}
-	if r.Subject.Platform == nil {
-		r.Subject.Platform = &transcript.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
-	}
-	if r.PTY {
-		t := r.Config.Terminal
-		if t.Columns > vt.MaxCols || t.Rows > vt.MaxRows {
-			return usagef("terminal %dx%d: PTY mode's terminal is at most %dx%d", t.Columns, t.Rows, vt.MaxCols, vt.MaxRows)
-		}
-		if r.StderrPath != "" {
-			return usagef("--stderr: in PTY mode the terminal is the subject's stderr; what it writes there is in the observations")
-		}
-	}
-	if r.ReadyMarker {
-		if !r.PTY {
-			return usagef("--ready-marker needs --pty: it is how a terminal program says it waits for input")
-		}
-		if err := checkNoMarker(r.Inputs); err != nil {
-			return &UsageError{Err: err}
-		}
-		m, err := newReadyMarker()
-		if err != nil {
-			return err
-		}
-		r.readyMarker = m
-	}
-	inputs, err := checkScript(r.Inputs, !r.Replay, r.Mode().InputKinds())
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	r.Inputs = inputs
-	if r.Logf == nil {
-		r.Logf = func(string, ...any) {}
-	}
-	return nil
 }
 
 // checkScript refuses what control/v1 cannot carry or the transcript would
@@ -274,26 +171,6 @@ func checkScript(in []input.Input, addStop bool, kinds []string) ([]input.Input,
 		out = append(out, input.Stop{})
 	}
 	return out, nil
-}
-
-// checkNoMarker refuses a script whose typed text could echo a readiness
-// marker: one text holding its prefix, or the texts in order forming it
-// (the line discipline echoes them one after another).
-func checkNoMarker(in []input.Input) error {
-	tail := ""
-	for i, x := range in {
-		t, ok := x.(input.Text)
-		if !ok {
-			continue
-		}
-		typed := tail + t.Text
-		if strings.Contains(typed, readyPrefix) {
-			return fmt.Errorf("input %d: with --ready-marker, the typed text would echo %q, the start of the readiness marker, and forge it", i+1, readyPrefix)
-		}
-		// Only the last bytes can still begin a marker.
-		tail = typed[max(0, len(typed)-len(readyPrefix)+1):]
-	}
-	return nil
 }
 
 // CodeReplayNotTerminated is the error code of a replay whose recorded

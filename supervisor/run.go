@@ -44,139 +44,147 @@ func (r Result) Succeeded() bool {
 // of the sandbox is a recorded outcome in the Result. ctx cancelled with an *Interrupted cause
 // (InterruptContext) ends the run with run.failed.
 func Run(ctx context.Context, req Request) (Result, error) {
-	if err := req.prepare(); err != nil {
+	p, err := newPlan(req)
+	if err != nil {
 		return Result{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, req.Deadlines.Run, errRunDeadline)
+	return p.run(ctx)
+}
+
+// run carries the plan out: the outputs, then launch, handshake and
+// epochs (drive), the teardown, and the commit.
+func (p *plan) run(ctx context.Context) (Result, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, p.Deadlines.Run, errRunDeadline)
 	defer cancel()
-	ev := newEvidence(&req)
-	// A supervisor that was SIGKILLed leaves state and cgroups behind
-	// (its sandbox died with it); the next run removes them first.
-	// What it cannot remove is said, not fatal: the run needs none of it.
-	rep, err := sandbox.Sweep(req.StateDir)
+	ev := newEvidence(&p.Request)
+	p.sweep(ev)
+	o, err := p.openOutputs()
+	if err != nil {
+		return Result{}, err
+	}
+	defer o.close()
+	if p.hooks.afterOutputsOpened != nil {
+		p.hooks.afterOutputsOpened()
+	}
+	rec := newRecorder(o.out, p.RunID)
+	if err := rec.start(p.Config, p.Subject); err != nil {
+		return Result{}, &UsageError{Err: err}
+	}
+	st, err := p.adapter.open(p)
+	if err != nil {
+		return Result{}, err
+	}
+	defer st.close()
+	ev.mark("prepare")
+
+	end := p.drive(ctx, st, rec, ev)
+	st.finish(p, ev)
+	return p.commit(rec, end, ev, o)
+}
+
+// sweep removes what a supervisor that was SIGKILLed left behind: state
+// and cgroups (its sandbox died with it). What it cannot remove is said,
+// not fatal: the run needs none of it.
+func (p *plan) sweep(ev *evidence) {
+	rep, err := sandbox.Sweep(p.StateDir)
 	ev.SweptStale = rep.Removed
 	if err != nil {
 		ev.SweepError = err.Error()
-		req.Logf("sweep of stale sandboxes: %v", err)
+		p.Logf("sweep of stale sandboxes: %v", err)
 	}
+}
 
-	// The output directories are opened once, now, without following a
-	// symlink; the files are written relative to them (output.go).
-	var transcriptDir, evidenceDir *outDir
-	if req.TranscriptPath != "" {
-		if transcriptDir, err = openOutDirIn("transcript", req.TranscriptPath, req.OutputDir); err != nil {
-			return Result{}, &UsageError{Err: err}
-		}
-		defer transcriptDir.close()
-	}
-	if req.EvidencePath != "" {
-		if evidenceDir, err = openOutDirIn("evidence", req.EvidencePath, req.OutputDir); err != nil {
-			return Result{}, &UsageError{Err: err}
-		}
-		defer evidenceDir.close()
-	}
-	out, err := openOutput(transcriptDir, req.Transcript)
-	if err != nil {
-		return Result{}, err
-	}
-	defer out.discard()
-	if req.afterOutputsOpened != nil {
-		req.afterOutputsOpened()
-	}
-	rec := newRecorder(out, req.RunID)
-	if err := rec.start(req.Config, req.Subject); err != nil {
-		return Result{}, &UsageError{Err: err}
-	}
+// outputs are the run's open destinations: the directories of the
+// transcript and the evidence (nil when not written to a path) and the
+// transcript's file.
+type outputs struct {
+	transcriptDir, evidenceDir *outDir
+	out                        *output
+}
 
-	// A control subject speaks over three pipes; a PTY subject's terminal
-	// is all three of its streams.
-	var pipes *pipes
-	var child stdio
-	if !req.PTY {
-		if pipes, err = openPipes(&req); err != nil {
-			return Result{}, err
+// openOutputs opens the output directories once, now, without following
+// a symlink; the files are written relative to them (output.go).
+func (p *plan) openOutputs() (*outputs, error) {
+	o := &outputs{}
+	var err error
+	if p.TranscriptPath != "" {
+		if o.transcriptDir, err = openOutDirIn("transcript", p.TranscriptPath, p.OutputDir); err != nil {
+			return nil, &UsageError{Err: err}
 		}
-		defer pipes.close()
-		child = pipes.child()
 	}
-	ev.mark("prepare")
+	if p.EvidencePath != "" {
+		if o.evidenceDir, err = openOutDirIn("evidence", p.EvidencePath, p.OutputDir); err != nil {
+			o.close()
+			return nil, &UsageError{Err: err}
+		}
+	}
+	if o.out, err = openOutput(o.transcriptDir, p.Transcript); err != nil {
+		o.close()
+		return nil, err
+	}
+	return o, nil
+}
 
-	l, box, end := launch(ctx, &req, child, rec, ev)
-	if pipes != nil {
-		// The subject has its own copies of its ends; ours would keep end
-		// of stream from ever coming.
-		pipes.closeChild()
+// close discards an uncommitted transcript and closes the directories.
+func (o *outputs) close() {
+	if o.out != nil {
+		o.out.discard()
 	}
-	if end == nil {
-		rec.outcome = l.outcome
-		c, cend := connect(ctx, &req, box, pipes, rec)
-		if end = cend; end == nil {
-			s := newSession(rec, box, c, &req)
-			end = s.handshake(ctx)
-			ev.mark("handshake")
-			if end == nil {
-				end = s.runEpochs(ctx, req.Inputs)
-				ev.mark("epochs")
-			}
-			s.close()
+	for _, d := range []*outDir{o.evidenceDir, o.transcriptDir} {
+		if d != nil {
+			d.close()
 		}
 	}
-	teardown(box, ev)
-	if pipes != nil {
-		pipes.drain.finish()
-		ev.noteStderr(pipes.drain, req.StderrPath)
-		if s := ev.Stderr; s.FileDropped > 0 && s.FileError == "" {
-			req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
-		}
-	}
+}
 
+// drive launches the subject and runs its session, the handshake and the
+// epochs, to the first ending; whatever runs in the sandbox is torn down
+// before it returns.
+func (p *plan) drive(ctx context.Context, st streams, rec *recorder, ev *evidence) *ending {
+	l, box, end := launch(ctx, p, st.child(), rec, ev)
+	st.closeChild()
+	defer teardown(box, ev)
+	if end != nil {
+		return end
+	}
+	rec.outcome = l.outcome
+	c, end := p.adapter.connect(ctx, p, box, st, rec)
+	if end != nil {
+		return end
+	}
+	s := newSession(rec, box, c, &p.Request)
+	defer s.close()
+	end = s.handshake(ctx)
+	ev.mark("handshake")
+	if end != nil {
+		return end
+	}
+	end = s.runEpochs(ctx, p.Inputs)
+	ev.mark("epochs")
+	return end
+}
+
+// commit records the ending and puts the outputs in place. The
+// transcript's commit is the run's last step: every other output is in
+// place before it, so a transcript at its path means the whole run
+// succeeded, and an error from Run means this run put none there.
+func (p *plan) commit(rec *recorder, end *ending, ev *evidence, o *outputs) (Result, error) {
 	res, err := rec.finish(end)
 	if err != nil {
 		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	ev.mark("record")
 	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
-	// The transcript's commit is the run's last step: every other output
-	// is in place before it, so a transcript at its path means the whole
-	// run succeeded, and an error from Run means this run put none there.
-	if req.EvidencePath != "" {
+	if p.EvidencePath != "" {
 		ev.finish(res.Outcome)
-		if err := ev.write(evidenceDir); err != nil {
+		if err := ev.write(o.evidenceDir); err != nil {
 			return Result{Sandboxes: ev.sandboxes}, err
 		}
 	}
-	if err := out.commit(); err != nil {
+	if err := o.out.commit(); err != nil {
 		return Result{Sandboxes: ev.sandboxes}, err
 	}
 	return res, nil
-}
-
-// connect is the session's conn for a started subject: control/v1 over
-// its pipes, or its terminal in PTY mode. A terminal that cannot be
-// driven ends the run (the receipts first, as every failed run states
-// them) with its tree killed.
-func connect(ctx context.Context, req *Request, box *sandbox.Sandbox, p *pipes, rec *recorder) (conn, *ending) {
-	if !req.PTY {
-		return newPipeConn(ctx, &p.io), nil
-	}
-	var marker []byte
-	if req.ReadyMarker {
-		marker = []byte(req.readyMarker)
-	}
-	if req.beforeTerminalDriven != nil {
-		req.beforeTerminalDriven(box)
-	}
-	c, err := newPTYConn(box, req.Config.Terminal, req.Deadlines.Epoch, marker)
-	if err == nil {
-		return c, nil
-	}
-	_ = box.Kill()
-	req.Logf("the subject's terminal cannot be driven: %v", err)
-	if werr := rec.writeReceipts(); werr != nil {
-		return nil, rec.fail(werr, phaseHandshake)
-	}
-	te := &terminalError{failure: FailureTerminal, err: err}
-	return nil, te.ending(phaseHandshake, 0)
 }
 
 // teardown kills whatever still runs in the sandbox and removes every
@@ -210,7 +218,9 @@ type pipes struct {
 	io               pipeIO
 }
 
-func openPipes(req *Request) (*pipes, error) {
+// openPipes makes a control subject's streams (a nil *pipes is never
+// returned as streams: the interface would not be nil).
+func openPipes(req *plan) (*pipes, error) {
 	// The --stderr file first: a refused path starts nothing.
 	var errFile *os.File
 	if req.StderrPath != "" {
@@ -263,6 +273,15 @@ func rawPipe() (r, w *os.File, err error) {
 		return nil, nil, os.NewSyscallError("pipe2", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// finish ends the stderr drain and notes what it captured.
+func (p *pipes) finish(req *plan, ev *evidence) {
+	p.drain.finish()
+	ev.noteStderr(p.drain, req.StderrPath)
+	if s := ev.Stderr; s.FileDropped > 0 && s.FileError == "" {
+		req.Logf("the subject's stderr went past the --stderr limit of %d bytes: %d bytes dropped (the evidence records it)", s.FileLimit, s.FileDropped)
+	}
 }
 
 func (p *pipes) child() stdio { return stdio{in: p.childIn, out: p.childOut, errOut: p.childErr} }

@@ -24,7 +24,7 @@ import (
 // victimText is what a host file the attacker aims at holds before a run.
 const victimText = "root:x:0:0:root:/root:/bin/bash\n"
 
-// TestStderrHostileTargets is the attack of issue 8 item 2: an earlier
+// TestStderrHostileTargets is the attack on --stderr: an earlier
 // subject (or a local user) plants the --stderr path so that the supervisor,
 // as root, opens a host file (or a device) and hands it to the next subject
 // as its fd 2. Every such path is refused before anything starts, and the
@@ -209,7 +209,7 @@ func TestStderrBounded(t *testing.T) {
 	}
 }
 
-// TestOutputDirSwapped is the attack of issue 8 item 5: once the run has
+// TestOutputDirSwapped is the attack on the output directories: once the run has
 // begun, the subject (or a local user) replaces the transcript's and the
 // evidence's directory by a symlink to another directory. Both files land
 // in the directory opened at the start, never in the symlink's target.
@@ -226,7 +226,7 @@ func TestOutputDirSwapped(t *testing.T) {
 		req.TranscriptPath = filepath.Join(out, "transcript.jsonl")
 		req.EvidencePath = filepath.Join(out, "evidence.json")
 		swapped := false
-		req.afterOutputsOpened = func() {
+		req.hooks.afterOutputsOpened = func() {
 			mustSucceed(t, os.Rename(out, orig))
 			mustSucceed(t, os.Symlink(target, out))
 			swapped = true
@@ -263,7 +263,7 @@ func TestOutputDirSwapped(t *testing.T) {
 				req.EvidencePath = filepath.Join(base, "link", "evidence.json")
 			}
 			started := false
-			req.afterOutputsOpened = func() { started = true }
+			req.hooks.afterOutputsOpened = func() { started = true }
 			res, err := Run(context.Background(), req)
 			noteSandboxes(res.Sandboxes)
 			var ue *UsageError
@@ -299,9 +299,9 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestInputFileLimits is issue 8 item 13: an oversized request or input
-// script is refused by its limit while it is read, not after it was read
-// whole.
+// TestInputFileLimits: an oversized request or input script is refused by
+// its limit while it is read, not after it was read whole, so a huge file
+// cannot exhaust the supervisor's memory.
 func TestInputFileLimits(t *testing.T) {
 	t.Run("input script: endless line", func(t *testing.T) {
 		// A bounded stream, so that code without the limit ends too.
@@ -592,7 +592,7 @@ func TestEvidenceFailureLeavesNoTranscript(t *testing.T) {
 	req.EvidencePath = filepath.Join(evDir, "evidence.json")
 	// The opened evidence directory is deleted under the run: its
 	// O_TMPFILE cannot be made any more.
-	req.afterOutputsOpened = func() { mustSucceed(t, os.Remove(evDir)) }
+	req.hooks.afterOutputsOpened = func() { mustSucceed(t, os.Remove(evDir)) }
 	res, err := Run(context.Background(), req)
 	noteSandboxes(res.Sandboxes)
 	if err == nil || !strings.Contains(err.Error(), "evidence") {
