@@ -26,9 +26,9 @@ type output struct {
 }
 
 // outputBuffer is the write buffer of a transcript or evidence file. Small
-// on purpose: each page of it is touched fresh once (a page fault, ~17 µs
-// on the development VM), while a write(2) of 32 KiB costs far less than
-// the eight faults it saves (docs/SUPERVISOR.md, "Memory bound under a flood").
+// on purpose: each page of it is touched fresh once (a page fault), while
+// a write(2) of 32 KiB costs far less than the eight faults it saves
+// (docs/SUPERVISOR.md, "Memory bound under a flood").
 const outputBuffer = 32 << 10
 
 // openOutput opens dst for writing, or returns an output to w when dst is

@@ -39,8 +39,9 @@ func (o outcome) afterStop(t *testing.T) (kinds, observations []string) {
 // stopOnly is a script of one input.stop, at manual time 0.
 func stopOnly(r *Request) { r.Inputs = []input.Input{input.Stop{}} }
 
-// TestParity covers issue #10's items 1–4 against real subjects: each
-// ending recorded with upstream's record sequence and failure details.
+// TestParity: against real subjects, each ending is recorded with
+// upstream's record sequence and failure details, so a transcript of
+// ours reads as theirs.
 func TestParity(t *testing.T) {
 	needSandbox(t)
 	short := func(r *Request) {

@@ -219,8 +219,9 @@ func TestUpstreamSubject(t *testing.T) {
 }
 
 // TestFailures: every code of seed 000's failure taxonomy produced by a real
-// subject process, and the other endings of the issue, each asserted on the
-// recorded transcript (which must validate).
+// subject process, and the other endings a run can have (exits, deadlines,
+// budgets, refusals), each asserted on the recorded transcript (which must
+// validate).
 func TestFailures(t *testing.T) {
 	needSandbox(t)
 	type check func(t *testing.T, o outcome)
