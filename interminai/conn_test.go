@@ -119,7 +119,12 @@ func TestCallNoSocket(t *testing.T) {
 
 // TestCallContext: a WAIT that never ends is ended by the context, with
 // its cause, and Call does not half-close the connection while it waits.
+// The daemon cancels the context itself once it has looked, so the test
+// does not depend on timing.
 func TestCallContext(t *testing.T) {
+	cause := errors.New("the agent gave up")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	sawEOF := make(chan bool, 1)
 	path := serve(t, func(conn net.Conn) {
 		if _, err := ReadRequest(conn); err != nil {
@@ -127,24 +132,18 @@ func TestCallContext(t *testing.T) {
 			return
 		}
 		// Hold the WAIT; a half-close from the client would read as EOF
-		// here before the client's context ends.
+		// here, where a waiting client gives a timeout.
 		_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		_, err := conn.Read(make([]byte, 1))
 		sawEOF <- errors.Is(err, io.EOF)
+		cancel(cause)
 		// Then hold the connection until the client gives up and closes it.
 		_ = conn.SetReadDeadline(time.Time{})
 		_, _ = io.Copy(io.Discard, conn)
 	})
-	cause := errors.New("the agent gave up")
-	ctx, cancel := context.WithTimeoutCause(t.Context(), 300*time.Millisecond, cause)
-	defer cancel()
-	start := time.Now()
 	_, err := Call(ctx, path, &Wait{})
 	if !errors.Is(err, cause) {
 		t.Fatalf("Call = %v, want the context's cause", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("Call took %v after its context ended", d)
 	}
 	if <-sawEOF {
 		t.Fatal("the daemon saw EOF while the WAIT was pending: Call half-closed")
