@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -39,8 +40,15 @@ func OK(data any) (Reply, error) {
 
 // Fail is the error reply for err. Its text is err's message as it is:
 // for an *Error from Decode, the seed's wording.
+// Bytes that are not UTF-8 (a file name in an OS error) become U+FFFD,
+// since JSON carries only text. A nil err or an empty message, a caller's
+// bug, still makes a valid error reply rather than one EncodeReply
+// refuses or a panic in the daemon.
 func Fail(err error) Reply {
-	return Reply{Status: StatusError, Error: err.Error()}
+	if err == nil || err.Error() == "" {
+		return Reply{Status: StatusError, Error: "Internal error: no error message"}
+	}
+	return Reply{Status: StatusError, Error: strings.ToValidUTF8(err.Error(), "\uFFFD")}
 }
 
 // DecodeData unmarshals an ok reply's data into v, one of the *Data types.

@@ -97,6 +97,11 @@ func TestReplyWire(t *testing.T) {
 			}
 		})
 	}
+	for _, e := range []error{nil, errors.New(""), errors.New("open \xff: no such file")} {
+		if line, err := EncodeReply(Fail(e)); err != nil {
+			t.Fatalf("Fail(%#v) made %s, which EncodeReply refuses: %v", e, line, err)
+		}
+	}
 	line, err := EncodeReply(Fail(errors.New("Failed to send input: Broken pipe")))
 	if err != nil || string(line) != `{"status":"error","error":"Failed to send input: Broken pipe"}`+"\n" {
 		t.Fatalf("error reply = %s, %v", line, err)
