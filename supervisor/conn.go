@@ -53,7 +53,7 @@ type conn interface {
 // observation closes an epoch as a control/v1 observation does); the
 // other fields are the records and facts of that kind, made at the
 // adapter's edge: by pipeConn from the control/v1 line under upstream's
-// recording rules (record.go), by ptyConn from the terminal's screen.
+// recording rules (controlrecords.go), by ptyConn from the terminal's screen.
 type said struct {
 	kind control.Kind
 	diag transcript.Diagnostic  // diagnostic: as recorded, its code included
@@ -96,7 +96,7 @@ type protocolConn interface {
 type pipeConn struct {
 	io    *pipeIO
 	rd    *control.Reader
-	ahead ahead // the next input's line (pipeline.go)
+	ahead ahead // the next input's line (sendfirst.go)
 
 	stopIO    func() bool
 	ioStopped chan struct{} // closed once a started stopIO func is over

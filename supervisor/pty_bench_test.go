@@ -147,7 +147,7 @@ func (bs *benchSession) stop() {
 	bs.epoch++
 	bs.s.input = bs.epoch
 	// step prepared its input again as the next one (control/v1 encodes
-	// it ahead, pipeline.go): the next one is input.stop instead.
+	// it ahead, sendfirst.go): the next one is input.stop instead.
 	if bs.s.wire != nil {
 		bs.s.wire.prepare(input.Stop{})
 	}

@@ -177,7 +177,7 @@ func (s *session) notTerminated(pctx context.Context, inputs int) *ending {
 
 // epoch runs one input's epoch. The observation that closed the last one
 // is recorded here, not there: when nothing arrived since and the budget
-// allows (sendFirst, pipeline.go), the input is sent first and both
+// allows (sendFirst, sendfirst.go), the input is sent first and both
 // records are written while the subject works on it, which takes the
 // Writer off the round trip. The transcript is the same either way: the
 // observation, then the input, then what the subject answered.

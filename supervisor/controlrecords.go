@@ -11,11 +11,13 @@ import (
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// Upstream's recording rules (ADAPTER-RULES.md, "How upstream's adapter
-// runs a subject"): flat control regions become {id, role, bounds}, absent
-// focus and mode become null, x- members are dropped (control.Parse keeps
-// none), and adjacent terminal.output events with exactly {"chunk": s} data
-// are merged.
+// The control/v1 adapter's edge: a subject's messages become the
+// session's records here (saidOf), and inputs become messages
+// (controlInput); recorder.go writes the records. Upstream's recording
+// rules (ADAPTER-RULES.md, "How upstream's adapter runs a subject"): flat
+// control regions become {id, role, bounds}, absent focus and mode become
+// null, x- members are dropped (control.Parse keeps none), and adjacent
+// terminal.output events with exactly {"chunk": s} data are merged.
 
 // saidOf is a subject's control/v1 message as the session records it:
 // its diagnostic under the code a subject may use, its observation under
