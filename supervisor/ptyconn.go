@@ -62,19 +62,38 @@ type ptyConn struct {
 
 	grace time.Duration
 
-	queue    []said // made by this epoch, not yet returned by next
-	err      error  // returned by next once queue is empty
-	eof      bool   // next returns io.EOF: the program has ended
-	stop     bool   // input.stop was delivered: next awaits the end
-	atOnce   bool   // the epoch closes without waiting (a resize to the same size)
-	idleOut  bool   // output waited in the terminal when this epoch's input was sent
-	stuck    bool   // a write did not complete: the program stopped reading
+	state ptyState
+	epoch ptyEpoch // the current epoch's input, as deliver found it
+	queue []said   // made by this epoch, not yet returned by next
+	err   error    // returned by next once queue is empty
+	stuck bool     // a write did not complete: the program stopped reading
+
 	held     string // the mouse button down, for input.mouse move
-	ready    bool   // the readiness observation was made
 	sizeSaid [2]int // the size the program set that a diagnostic already reported
 	marker   []byte // the readiness marker (Request.ReadyMarker); nil: quiesce decides
 
 	replies int64 // the driver's dropped replies already reported
+}
+
+// ptyState is where the program is in the conn's lifecycle. It starts
+// (ptyStarting) until its first quiet point, which next returns as the
+// readiness observation; runs (ptyRunning), each quiet point closing an
+// epoch, until input.stop hangs its terminal up (ptyStopping: next only
+// awaits the end); and ends (ptyEnded: next returns io.EOF), from any
+// state, when everything on the terminal has.
+type ptyState int
+
+const (
+	ptyStarting ptyState = iota
+	ptyRunning
+	ptyStopping
+	ptyEnded
+)
+
+// ptyEpoch is what deliver found of the current epoch's input.
+type ptyEpoch struct {
+	atOnce  bool // the epoch closes without waiting (a resize to the same size)
+	idleOut bool // output waited in the terminal when the input was sent
 }
 
 // ptyProc is what the PTY conn needs of the running program besides its
@@ -198,11 +217,11 @@ func (c *ptyConn) writeContext(pctx context.Context) (context.Context, context.C
 // *terminalError for an input the terminal cannot send (nothing written)
 // or a failed terminal.
 func (c *ptyConn) deliver(pctx context.Context, in input.Input, _ int64) error {
-	c.atOnce, c.idleOut = false, false
+	c.epoch = ptyEpoch{}
 	if pending, err := c.drv.Pending(); err != nil {
 		return &terminalError{failure: FailureTerminal, err: err}
 	} else if pending {
-		c.idleOut = true
+		c.epoch.idleOut = true
 	}
 	ctx, cancel := c.writeContext(pctx)
 	defer cancel(nil)
@@ -221,7 +240,7 @@ func (c *ptyConn) deliver(pctx context.Context, in input.Input, _ int64) error {
 		// At once, unless output waits from while no epoch was open:
 		// this epoch's observation says it holds that output, so it
 		// must read it.
-		c.atOnce = !changed && !c.idleOut
+		c.epoch.atOnce = !changed && !c.epoch.idleOut
 		if changed {
 			// The kernel has our size again: a size the program sets
 			// after this is news.
@@ -235,7 +254,7 @@ func (c *ptyConn) deliver(pctx context.Context, in input.Input, _ int64) error {
 		// A terminal has no clock to advance: nothing is written, and the
 		// epoch closes at the next quiet point.
 	case input.Stop:
-		c.stop = true
+		c.state = ptyStopping
 		c.hangup()
 	default:
 		return &terminalError{failure: FailureInput, err: fmt.Errorf("%T cannot be sent to a terminal", in)}
@@ -304,18 +323,18 @@ func (c *ptyConn) next(ctx context.Context) (said, int, error) {
 		c.err = nil
 		return said{}, 0, err
 	}
-	if c.eof {
+	switch c.state {
+	case ptyEnded:
 		return said{}, 0, io.EOF
-	}
-	if c.stop {
+	case ptyStopping:
 		if err := c.awaitEnd(ctx); err != nil {
 			return said{}, 0, err
 		}
-		c.stop = false // ended: its diagnostic (if any), then io.EOF
+		// Ended: its diagnostic (if any), then io.EOF.
 		return c.next(ctx)
 	}
-	if c.atOnce {
-		c.atOnce = false
+	if c.epoch.atOnce {
+		c.epoch.atOnce = false
 		return c.closeEpoch(ctx)
 	}
 	var st ptydrive.Settled
@@ -338,7 +357,7 @@ func (c *ptyConn) next(ctx context.Context) (said, int, error) {
 	case err != nil:
 		return said{}, 0, &terminalError{failure: FailureTerminal, err: err}
 	case st.Exited:
-		c.eof = true
+		c.state = ptyEnded
 		return said{}, 0, io.EOF
 	}
 	return c.closeEpoch(ctx)
@@ -355,9 +374,9 @@ func (c *ptyConn) closeEpoch(ctx context.Context) (said, int, error) {
 		c.queue = append(c.queue, said{kind: control.KindDiagnostic, diag: d})
 	}
 	m := said{kind: control.KindObservation, obs: c.observation(out)}
-	if !c.ready {
+	if c.state == ptyStarting {
 		// The first quiet point: the screen before any input.
-		c.ready = true
+		c.state = ptyRunning
 		m.kind = control.KindSessionReady
 	}
 	c.queue = append(c.queue, m)
@@ -367,8 +386,8 @@ func (c *ptyConn) closeEpoch(ctx context.Context) (said, int, error) {
 // notes are the diagnostics of an epoch's close.
 func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
 	var d []transcript.Diagnostic
-	if c.idleOut {
-		c.idleOut = false
+	if c.epoch.idleOut {
+		c.epoch.idleOut = false
 		d = append(d, ptyDiagnostic(DiagOutputIdle,
 			"the program wrote to its terminal while no epoch was open (a background job, a clock); that output is in this epoch's observation", nil))
 	}
@@ -438,10 +457,10 @@ func (c *ptyConn) exitRecords(exit transcript.Exit) ([]transcript.Diagnostic, tr
 	return c.notes(out), o, nil
 }
 
-// awaitEnd waits, after the hangup, for the program to end (then eof is
-// set); past the grace period its tree is killed. The output it writes meanwhile is read
-// (a program blocked writing cannot end) and kept for the last
-// observation.
+// awaitEnd waits, after the hangup, for the program to end (then the
+// state is ptyEnded); past the grace period its tree is killed. The
+// output it writes meanwhile is read (a program blocked writing cannot
+// end) and kept for the last observation.
 func (c *ptyConn) awaitEnd(ctx context.Context) error {
 	gctx, gcancel := context.WithTimeout(ctx, c.grace)
 	defer gcancel()
@@ -453,7 +472,7 @@ func (c *ptyConn) awaitEnd(ctx context.Context) error {
 			return outputBudget(c.drv.TakeOutput())
 		}
 		if err == nil && st.Exited {
-			c.eof = true
+			c.state = ptyEnded
 			return nil
 		}
 		if err != nil && gctx.Err() == nil {
@@ -483,7 +502,7 @@ func (c *ptyConn) awaitEnd(ctx context.Context) error {
 	if _, err := c.drv.Settle(ctx, c.exited); err != nil {
 		return &terminalError{failure: FailureTerminal, err: err}
 	}
-	c.eof = true
+	c.state = ptyEnded
 	return nil
 }
 
