@@ -210,12 +210,7 @@ type reply struct {
 // readLine reads one request line of at most MaxLine bytes.
 func readLine(r io.Reader) ([]byte, error) {
 	br := bufio.NewReader(io.LimitReader(r, MaxLine+1))
-	line, err := br.ReadSlice('\n')
-	for errors.Is(err, bufio.ErrBufferFull) {
-		var more []byte
-		more, err = br.ReadSlice('\n')
-		line = append(append([]byte(nil), line...), more...)
-	}
+	line, err := br.ReadBytes('\n')
 	switch {
 	case err == nil:
 		return bytes.TrimSuffix(line[:len(line)-1], []byte("\r")), nil

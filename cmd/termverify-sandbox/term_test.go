@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,6 +397,178 @@ func TestTerm(t *testing.T) {
 		d2 := h.start("--", "cat")
 		h.mustRun("stop", "--socket", d2.socket)
 		waitGone(t, d2.pid)
+	})
+}
+
+// termCall sends one raw request line to the daemon and returns the
+// reply, decoded.
+func termCall(t *testing.T, socket, line string) map[string]any {
+	t.Helper()
+	conn, err := net.Dial("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("%s: read the reply: %v", line, err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: reply %q: %v", line, b, err)
+	}
+	return rep
+}
+
+// okData is an ok reply's data.
+func okData(t *testing.T, line string, rep map[string]any) map[string]any {
+	t.Helper()
+	if rep["status"] != "ok" {
+		t.Fatalf("%s: reply %v, want ok", line, rep)
+	}
+	d, _ := rep["data"].(map[string]any)
+	return d
+}
+
+func TestTermProtocol(t *testing.T) {
+	sandboxtest.RequireRoot(t)
+	bin := buildBinary(t)
+
+	t.Run("robustness", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		for _, tc := range []struct{ line, want string }{
+			{`garbage`, "Invalid request"},
+			{`{"no":"type"}`, "missing 'type' field"},
+			{`{"type":"NOPE"}`, "Unknown command: NOPE"},
+			{`{"type":"KILL","signal":"NOTASIGNAL"}`, "Invalid signal"},
+			{`{"type":"RESIZE","cols":0,"rows":5}`, "Invalid size"},
+		} {
+			rep := termCall(t, d.socket, tc.line)
+			if msg, _ := rep["error"].(string); rep["status"] != "error" || !strings.Contains(msg, tc.want) {
+				t.Errorf("%s: reply %v, want an error with %q", tc.line, rep, tc.want)
+			}
+		}
+		// A client that hangs up mid-request, one that waits and is
+		// killed, and a request over the seed's 10 MB.
+		half, err := net.Dial("unix", d.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(half, `{"type":"STA`)
+		half.Close()
+		w := h.cmd("wait", "--socket", d.socket, "--quiet")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		_ = w.Process.Kill()
+		_ = w.Wait()
+		big, err := net.Dial("unix", d.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = big.SetDeadline(time.Now().Add(10 * time.Second))
+		go func() { _, _ = big.Write(bytes.Repeat([]byte("x"), 11<<20)) }()
+		b, _ := bufio.NewReader(big).ReadBytes('\n')
+		big.Close()
+		if !strings.Contains(string(b), "longer than") {
+			t.Errorf("a request over 10 MB: reply %q", b)
+		}
+		// Five clients at once, each answered.
+		errs := make(chan error, 5)
+		for i := range 5 {
+			go func() {
+				c := h.cmd("input", "--socket", d.socket, "--text", fmt.Sprintf(`client %d\n`, i))
+				errs <- c.Run()
+			}()
+		}
+		for range 5 {
+			if err := <-errs; err != nil {
+				t.Errorf("a concurrent client: %v", err)
+			}
+		}
+		for i := range 5 {
+			h.waitScreen(d, fmt.Sprintf("client %d", i))
+		}
+		rep := termCall(t, d.socket, `{"type":"STATUS"}`)
+		if data := okData(t, "STATUS", rep); data["running"] != true {
+			t.Errorf("STATUS after all that: %v", rep)
+		}
+	})
+
+	t.Run("field placements", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--size", "40x8", "--", "sh", "-c", "trap 'echo got INT' INT; echo ready; while :; do sleep 0.05; done")
+		h.waitScreen(d, "ready") // the trap is set
+		for _, line := range []string{
+			`{"type":"RESIZE","cols":50,"rows":9}`,
+			`{"type":"RESIZE","data":{"cols":60,"rows":10}}`,
+		} {
+			okData(t, line, termCall(t, d.socket, line))
+		}
+		out := okData(t, "OUTPUT", termCall(t, d.socket, `{"type":"OUTPUT"}`))
+		if size, _ := out["size"].(map[string]any); size["cols"] != 60.0 || size["rows"] != 10.0 {
+			t.Errorf("size after the data-placed RESIZE: %v", out["size"])
+		}
+		for i, line := range []string{
+			`{"type":"KILL","signal":"SIGINT"}`,
+			`{"type":"KILL","data":{"signal":2}}`,
+		} {
+			if data := okData(t, line, termCall(t, d.socket, line)); data["signal_sent"] != "SIGINT" {
+				t.Errorf("%s: %v", line, data)
+			}
+			// One at a time: a second SIGINT while the first is pending
+			// would merge with it.
+			h.waitScreen(d, "ready\n"+strings.Repeat("got INT\n", i+1))
+		}
+		for _, line := range []string{
+			`{"type":"STATUS","activity":true}`, // clears the flag
+			`{"type":"WAIT","data":{"activity":true}}`,
+		} {
+			go func() { _, _, _ = h.run("input", "--socket", d.socket, "--text", `x`) }()
+			data := okData(t, line, termCall(t, d.socket, line))
+			if _, ok := data["activity"]; !ok {
+				t.Errorf("%s: %v has no activity", line, data)
+			}
+		}
+	})
+
+	t.Run("output ranges and query replies", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		// The program asks for the cursor position and prints what the
+		// terminal answered, with no client looking.
+		script := `seq 1 30; stty -icanon -echo min 6; printf '\033[6n'; x=$(dd bs=6 count=1 2>/dev/null); ` +
+			`stty sane; printf 'reply %s\n' "$x" | tr '\033' E; sleep 100`
+		d := h.start("--size", "20x5", "--scrollback", "100", "--", "sh", "-c", script)
+		h.waitScreen(d, "reply E[")
+		out := okData(t, "OUTPUT", termCall(t, d.socket, `{"type":"OUTPUT","format":"ascii"}`))
+		if !strings.Contains(out["screen"].(string), "reply E[5;1R") {
+			t.Errorf("the DSR reply: screen %q", out["screen"])
+		}
+		if out["scrollback_capacity"] != 100.0 || out["from"] != 1.0 || out["to"] != 5.0 {
+			t.Errorf("OUTPUT: %v", out)
+		}
+		cur, _ := out["cursor"].(map[string]any)
+		if cur["row"] != 4.0 || cur["col"] != 0.0 {
+			t.Errorf("cursor %v, want row 4 col 0 (0-based, below the reply line)", cur)
+		}
+		avail := int(out["scrollback_available"].(float64))
+		back := okData(t, "OUTPUT", termCall(t, d.socket, `{"type":"OUTPUT","from":-3,"to":0}`))
+		if want := fmt.Sprintf("%d\n%d\n%d\n", avail-2, avail-1, avail); back["screen"] != want || back["from"] != -3.0 || back["to"] != -1.0 {
+			t.Errorf("scrollback -3..0: %v, want %q", back, want)
+		}
+		all := okData(t, "OUTPUT", termCall(t, d.socket, `{"type":"OUTPUT","from":"-"}`))
+		if !strings.HasPrefix(all["screen"].(string), "1\n2\n") || all["from"] != float64(-avail) {
+			t.Errorf("from the oldest: %v", all)
+		}
+		if s, _, _ := h.run("output", "--socket", d.socket, "--from", "-2", "--to", "0", "--no-color"); s != fmt.Sprintf("%d\n%d\n", avail-1, avail) {
+			t.Errorf("output --from -2 --to 0: %q", s)
+		}
 	})
 }
 
