@@ -27,20 +27,3 @@ func TestClampRange(t *testing.T) {
 		})
 	}
 }
-
-func TestDecodeText(t *testing.T) {
-	for in, want := range map[string]string{
-		`a\nb`:     "a\nb",
-		`\e[A\E`:   "\x1b[A\x1b",
-		`\x41\x4`:  "A\\x4",
-		`\q\\`:     "\\q\\",
-		`tail\`:    "tail\\",
-		`\r\t\a\b`: "\r\t\a\b",
-		`\f\v`:     "\f\v",
-		`\xzz`:     "\\xzz",
-	} {
-		if got := string(DecodeText(in)); got != want {
-			t.Errorf("DecodeText(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

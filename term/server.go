@@ -2,11 +2,15 @@ package term
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/interminai"
 )
 
 // Bounds of one connection.
@@ -23,46 +27,6 @@ const (
 	// stopWait bounds STOP's escalation (its signals' grace periods and
 	// the kill).
 	stopWait = 10 * time.Second
-)
-
-// The data members of the replies, spelled as seed 002 spells them.
-type (
-	cursorData struct {
-		Row int `json:"row"`
-		Col int `json:"col"`
-	}
-	sizeData struct {
-		Rows int `json:"rows"`
-		Cols int `json:"cols"`
-	}
-	outputData struct {
-		Screen              string     `json:"screen"`
-		Cursor              cursorData `json:"cursor"`
-		Size                sizeData   `json:"size"`
-		From                int        `json:"from"`
-		To                  int        `json:"to"`
-		ScrollbackAvailable int        `json:"scrollback_available"`
-		ScrollbackCapacity  int        `json:"scrollback_capacity"`
-	}
-	statusData struct {
-		Running  bool  `json:"running"`
-		ExitCode *int  `json:"exit_code,omitempty"`
-		Activity *bool `json:"activity,omitempty"`
-	}
-	waitData struct {
-		ExitCode *int  `json:"exit_code,omitempty"`
-		Activity *bool `json:"activity,omitempty"`
-		Exited   *bool `json:"exited,omitempty"`
-	}
-	killData struct {
-		SignalSent string `json:"signal_sent"`
-	}
-	messageData struct {
-		Message string `json:"message"`
-	}
-	resizeData struct {
-		Size sizeData `json:"size"`
-	}
 )
 
 // Serve answers clients on sock until a STOP request (or ctx's end): one
@@ -133,17 +97,16 @@ func (s *server) shutdown(ctx context.Context) {
 func (s *server) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(requestWait))
-	line, err := readLine(conn)
+	req, err := interminai.ReadRequest(conn)
 	if err != nil {
-		s.send(conn, nil, err)
+		if _, bad := errors.AsType[*interminai.Error](err); bad {
+			s.send(conn, interminai.Fail(err))
+		}
+		// Otherwise the client is gone (or never finished its line):
+		// there is no one to answer.
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	req, err := decodeRequest(line)
-	if err != nil {
-		s.send(conn, nil, err)
-		return
-	}
 	// A client that hangs up ends its request (a WAIT it no longer
 	// waits for); it sends nothing after its line, so any read's end is
 	// the hangup.
@@ -155,33 +118,45 @@ func (s *server) handle(ctx context.Context, conn net.Conn) {
 		_, _ = conn.Read(b[:])
 		cancel()
 	})
-	data, err := s.serve(ctx, req)
-	s.send(conn, data, err)
+	s.send(conn, s.serve(ctx, req))
 	// Ends the hangup watcher's read.
 	_ = conn.SetReadDeadline(time.Now())
 	watch.Wait()
 }
 
-// serve carries out one request and returns its reply's data.
-func (s *server) serve(ctx context.Context, req request) (any, error) {
+// serve carries out one request and returns its reply.
+func (s *server) serve(ctx context.Context, req interminai.Request) interminai.Reply {
+	data, err := s.do(ctx, req)
+	if err != nil {
+		return interminai.Fail(replyError(err))
+	}
+	rep, err := interminai.OK(data)
+	if err != nil {
+		return interminai.Fail(err)
+	}
+	return rep
+}
+
+// do carries out one request and returns its reply's data.
+func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 	d := s.d
-	switch req.Type {
-	case typeInput:
+	switch req := req.(type) {
+	case *interminai.Input:
 		ictx, cancel := context.WithTimeout(ctx, inputWait)
 		defer cancel()
 		return nil, d.Input(ictx, []byte(req.Data))
-	case typeOutput:
-		sc := d.Output(req.Range, req.ANSI)
-		return outputData{
+	case *interminai.Output:
+		sc := d.Output(outputRange(req), req.Format == interminai.FormatANSI)
+		return interminai.OutputData{
 			Screen: sc.Text,
-			Cursor: cursorData{Row: sc.Row, Col: sc.Col},
-			Size:   sizeData{Rows: sc.Rows, Cols: sc.Cols},
+			Cursor: interminai.Cursor{Row: sc.Row, Col: sc.Col},
+			Size:   interminai.Size{Rows: sc.Rows, Cols: sc.Cols},
 			From:   sc.From, To: sc.To,
 			ScrollbackAvailable: sc.Scrollback, ScrollbackCapacity: sc.ScrollbackN,
 		}, nil
-	case typeStatus:
+	case *interminai.Status:
 		st := d.Status(req.Activity)
-		out := statusData{Running: st.Running}
+		out := interminai.StatusData{Running: st.Running}
 		if !st.Running {
 			out.ExitCode = &st.ExitCode
 		}
@@ -189,59 +164,94 @@ func (s *server) serve(ctx context.Context, req request) (any, error) {
 			out.Activity = &st.Activity
 		}
 		return out, nil
-	case typeWait:
-		st, err := d.Wait(ctx, req.Activity)
-		if err != nil {
+	case *interminai.Wait:
+		return s.wait(ctx, req)
+	case *interminai.Kill:
+		if err := d.Signal(unix.Signal(req.Signal)); err != nil {
 			return nil, err
 		}
-		var out waitData
-		exited := !st.Running
-		if exited {
-			out.ExitCode = &st.ExitCode
-		}
-		if req.Activity {
-			out.Activity, out.Exited = &st.Activity, &exited
-		}
-		return out, nil
-	case typeKill:
-		if err := d.Signal(req.Signal); err != nil {
+		return interminai.KillData{SignalSent: interminai.SignalName(req.Signal)}, nil
+	case *interminai.Resize:
+		if err := d.Resize(req.Size.Cols, req.Size.Rows); err != nil {
 			return nil, err
 		}
-		return killData{SignalSent: SignalName(req.Signal)}, nil
-	case typeResize:
-		if err := d.Resize(req.Cols, req.Rows); err != nil {
-			return nil, err
-		}
-		return resizeData{Size: sizeData{Rows: req.Rows, Cols: req.Cols}}, nil
-	case typeStop:
+		return nil, nil
+	case *interminai.Stop:
 		s.shutdown(ctx)
-		return messageData{Message: "Shutting down"}, nil
+		return interminai.StopData{Message: interminai.StopMessage}, nil
 	}
-	return nil, &requestError{msg: "Unknown command: " + req.Type}
+	return nil, notBuilt(req.Type())
+}
+
+// wait is WAIT in the seed's two modes, bounded by its timeout when it
+// has one.
+func (s *server) wait(ctx context.Context, req *interminai.Wait) (any, error) {
+	if req.Settled || req.Contains != "" {
+		return nil, notBuilt("WAIT settled and contains")
+	}
+	if req.HasTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, req.Timeout, errWaitTimeout)
+		defer cancel()
+	}
+	st, err := s.d.Wait(ctx, req.Activity)
+	if err != nil {
+		return nil, err
+	}
+	if req.Activity {
+		return interminai.WaitActivityData{Activity: st.Activity, Exited: !st.Running}, nil
+	}
+	return interminai.WaitExitData{ExitCode: st.ExitCode}, nil
+}
+
+// outputRange is OUTPUT's range in the daemon's terms.
+func outputRange(req *interminai.Output) Range {
+	var r Range
+	switch req.From.Kind {
+	case interminai.LineNumber:
+		r.From = req.From.N
+	case interminai.LineOldest:
+		r.Oldest = true
+	}
+	switch req.To.Kind {
+	case interminai.LineNumber:
+		to := req.To.N
+		r.To = &to
+	case interminai.LineOldest:
+		to := math.MinInt // clamped to the oldest line
+		r.To = &to
+	}
+	return r
 }
 
 // send writes the reply line; a client gone by then loses it, and nothing
 // else does.
-func (s *server) send(conn net.Conn, data any, err error) {
-	rep := reply{Status: "ok", Data: data}
-	if err != nil {
-		rep = reply{Status: "error", Error: errorText(err)}
-	}
-	b, merr := json.Marshal(rep)
-	if merr != nil {
-		b, _ = json.Marshal(reply{Status: "error", Error: "encode the reply: " + merr.Error()})
-	}
+func (s *server) send(conn net.Conn, rep interminai.Reply) {
 	_ = conn.SetWriteDeadline(time.Now().Add(replyWrite))
-	_, _ = conn.Write(append(b, '\n'))
+	_ = interminai.WriteReply(conn, rep)
 }
 
-// errorText is an error reply's text: the seed's words where it has them.
-func errorText(err error) string {
+// errWaitTimeout is the cause of a WAIT that reached its timeout_ms.
+var errWaitTimeout = errors.New("WAIT timed out")
+
+// replyText is an error reply's text, in the seed's words.
+type replyText string
+
+func (e replyText) Error() string { return string(e) }
+
+// notBuilt is the error reply for a request the daemon does not serve yet.
+func notBuilt(what string) error {
+	return replyText(what + " is not supported by this daemon yet")
+}
+
+// replyError is err in the words of an error reply: the seed's where it
+// has them.
+func replyError(err error) error {
 	switch {
 	case errors.Is(err, ErrExited):
-		return "Process not running"
+		return replyText("Process not running")
 	case errors.Is(err, ErrInvalidSize):
-		return "Invalid size: " + err.Error()
+		return replyText("Invalid size: " + err.Error())
 	}
-	return err.Error()
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/interminai"
 	"github.com/termverify/termverify-sandbox/term"
 )
 
@@ -95,7 +95,7 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if len(args) == 0 {
 		return termFail(cmd, errors.New("the following required arguments were not provided: -- CMD [ARGS...]"))
 	}
-	cols, rows, err := term.ParseSize(o.size)
+	size, err := interminai.ParseSize(o.size)
 	if err != nil {
 		return termFail(cmd, err)
 	}
@@ -106,7 +106,7 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if !o.noDaemon {
 		return termDaemonize(cmd, o, args)
 	}
-	cfg := term.Config{Args: args, Env: os.Environ(), Cols: cols, Rows: rows, Scrollback: scroll, StateDir: o.stateDir}
+	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -193,17 +193,17 @@ func (tc *termClient) flags(c *cobra.Command) {
 	c.Flags().StringVar(&tc.socket, "socket", "", "the daemon's socket (required)")
 }
 
-// call sends one request and returns the reply's data; a missing socket
-// says "No such file", as interminai's clients do.
-func (tc *termClient) call(ctx context.Context, req map[string]any) (json.RawMessage, error) {
+// call sends one request and returns the reply; a missing socket says
+// "No such file", as interminai's clients do.
+func (tc *termClient) call(ctx context.Context, req interminai.Request) (interminai.Reply, error) {
 	if tc.socket == "" {
-		return nil, errors.New("the --socket option is required")
+		return interminai.Reply{}, errors.New("the --socket option is required")
 	}
-	data, err := term.Call(ctx, tc.socket, req)
+	rep, err := interminai.Call(ctx, tc.socket, req)
 	if errors.Is(err, unix.ENOENT) {
-		return nil, termError("No such file: socket " + tc.socket)
+		return rep, termError("No such file: socket " + tc.socket)
 	}
-	return data, err
+	return rep, err
 }
 
 // termError is an error in interminai's words, which its users match
@@ -231,18 +231,19 @@ else the bytes on stdin, verbatim. --password (a secret read with echo
 disabled) is not built yet.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var data []byte
+			var data string
 			if cmd.Flags().Changed("text") {
-				data = term.DecodeText(text)
+				data = interminai.DecodeText(text)
 			} else {
-				var err error
-				if data, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
 					return termFail(cmd, fmt.Errorf("read stdin: %w", err))
 				}
+				data = string(b)
 			}
 			ctx, cancel := termCtx()
 			defer cancel()
-			if _, err := tc.call(ctx, map[string]any{"type": "INPUT", "data": string(data)}); err != nil {
+			if _, err := tc.call(ctx, &interminai.Input{Data: data}); err != nil {
 				return termFail(cmd, err)
 			}
 			return nil
@@ -262,33 +263,25 @@ func newTermOutputCmd() *cobra.Command {
 		Short: "Print the screen (and scrollback lines with --from)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req := map[string]any{"type": "OUTPUT", "format": "ansi"}
+			req := &interminai.Output{Format: interminai.FormatANSI}
 			if noColor {
-				req["format"] = "ascii"
+				req.Format = interminai.FormatASCII
 			}
-			for name, v := range map[string]string{"from": from, "to": to} {
-				switch {
-				case v == "":
-				case v == "-" && name == "from":
-					req[name] = "-"
-				default:
-					n, err := strconv.Atoi(v)
-					if err != nil {
-						return termFail(cmd, fmt.Errorf("--%s %q: want a line number", name, v))
-					}
-					req[name] = n
-				}
+			var err error
+			if req.From, err = termLine("from", from); err != nil {
+				return termFail(cmd, err)
+			}
+			if req.To, err = termLine("to", to); err != nil {
+				return termFail(cmd, err)
 			}
 			ctx, cancel := termCtx()
 			defer cancel()
-			data, err := tc.call(ctx, req)
+			rep, err := tc.call(ctx, req)
 			if err != nil {
 				return termFail(cmd, err)
 			}
-			var out struct {
-				Screen string `json:"screen"`
-			}
-			if err := json.Unmarshal(data, &out); err != nil {
+			var out interminai.OutputData
+			if err := rep.DecodeData(&out); err != nil {
 				return termFail(cmd, fmt.Errorf("read the reply: %w", err))
 			}
 			_, err = io.WriteString(cmd.OutOrStdout(), out.Screen)
@@ -302,24 +295,32 @@ func newTermOutputCmd() *cobra.Command {
 	return c
 }
 
-// termState is STATUS's and WAIT's reply data.
-type termState struct {
-	Running  bool  `json:"running"`
-	ExitCode *int  `json:"exit_code"`
-	Activity *bool `json:"activity"`
-	Exited   *bool `json:"exited"`
+// termLine is an OUTPUT bound as --from and --to give it: "" the
+// default, "-" the oldest scrollback line, else a line number.
+func termLine(flag, v string) (interminai.Line, error) {
+	switch v {
+	case "":
+		return interminai.Line{}, nil
+	case "-":
+		return interminai.Line{Kind: interminai.LineOldest}, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return interminai.Line{}, fmt.Errorf("--%s %q: want a line number or -", flag, v)
+	}
+	return interminai.Line{Kind: interminai.LineNumber, N: n}, nil
 }
 
-func (tc *termClient) state(ctx context.Context, req map[string]any) (termState, error) {
-	var st termState
-	data, err := tc.call(ctx, req)
+// data is the call's reply data, decoded into v.
+func (tc *termClient) data(ctx context.Context, req interminai.Request, v any) error {
+	rep, err := tc.call(ctx, req)
 	if err != nil {
-		return st, err
+		return err
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("read the reply: %w", err)
+	if err := rep.DecodeData(v); err != nil {
+		return fmt.Errorf("read the reply: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
 // quietStatus is the exit status of `status --quiet` for an ended
@@ -345,8 +346,8 @@ program runs, and with the program's exit code (1 for 0) after.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := termCtx()
 			defer cancel()
-			st, err := tc.state(ctx, map[string]any{"type": "STATUS", "activity": !quiet})
-			if err != nil {
+			var st interminai.StatusData
+			if err := tc.data(ctx, &interminai.Status{Activity: !quiet}, &st); err != nil {
 				return termFail(cmd, err)
 			}
 			if quiet {
@@ -377,27 +378,25 @@ func newTermWaitCmd() *cobra.Command {
 		Short: "Wait for output or the program's exit (--quiet: for the exit alone)",
 		Long: `wait blocks until the program prints or ends, and prints
 "Terminal activity: true|false" and "Application exited: true|false"
-(with "Exit code: N" once it ended). With --quiet it waits for the exit
+With --quiet it waits for the exit
 alone and prints the exit code. Other clients are served meanwhile.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req := map[string]any{"type": "WAIT", "activity": !quiet}
-			st, err := tc.state(context.Background(), req)
-			if err != nil {
-				return termFail(cmd, err)
-			}
 			out := cmd.OutOrStdout()
 			if quiet {
-				if st.ExitCode != nil {
-					fmt.Fprintf(out, "%d\n", *st.ExitCode)
+				var st interminai.WaitExitData
+				if err := tc.data(context.Background(), &interminai.Wait{}, &st); err != nil {
+					return termFail(cmd, err)
 				}
+				fmt.Fprintf(out, "%d\n", st.ExitCode)
 				return nil
 			}
-			fmt.Fprintf(out, "Terminal activity: %t\n", st.Activity != nil && *st.Activity)
-			fmt.Fprintf(out, "Application exited: %t\n", st.Exited != nil && *st.Exited)
-			if st.ExitCode != nil {
-				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
+			var st interminai.WaitActivityData
+			if err := tc.data(context.Background(), &interminai.Wait{Activity: true}, &st); err != nil {
+				return termFail(cmd, err)
 			}
+			fmt.Fprintf(out, "Terminal activity: %t\n", st.Activity)
+			fmt.Fprintf(out, "Application exited: %t\n", st.Exited)
 			return nil
 		},
 	}
@@ -414,21 +413,17 @@ func newTermKillCmd() *cobra.Command {
 		Short: "Send the program a signal (SIGTERM by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := term.ParseSignal(sig)
+			s, err := interminai.ParseSignal(sig)
 			if err != nil {
 				return termFail(cmd, err)
 			}
 			ctx, cancel := termCtx()
 			defer cancel()
-			data, err := tc.call(ctx, map[string]any{"type": "KILL", "signal": term.SignalName(s)})
-			if err != nil {
+			var out interminai.KillData
+			if err := tc.data(ctx, &interminai.Kill{Signal: s}, &out); err != nil {
 				return termFail(cmd, err)
 			}
-			var out struct {
-				Sent string `json:"signal_sent"`
-			}
-			_ = json.Unmarshal(data, &out)
-			fmt.Fprintf(cmd.OutOrStdout(), "Sent %s\n", out.Sent)
+			fmt.Fprintf(cmd.OutOrStdout(), "Sent %s\n", out.SignalSent)
 			return nil
 		},
 	}
@@ -445,13 +440,13 @@ func newTermResizeCmd() *cobra.Command {
 		Short: "Resize the program's terminal (SIGWINCH) and the screen",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cols, rows, err := term.ParseSize(size)
+			sz, err := interminai.ParseSize(size)
 			if err != nil {
 				return termFail(cmd, err)
 			}
 			ctx, cancel := termCtx()
 			defer cancel()
-			if _, err := tc.call(ctx, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows}); err != nil {
+			if _, err := tc.call(ctx, &interminai.Resize{Size: sz}); err != nil {
 				return termFail(cmd, err)
 			}
 			return nil
@@ -471,7 +466,7 @@ func newTermStopCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := termCtx()
 			defer cancel()
-			if _, err := tc.call(ctx, map[string]any{"type": "STOP"}); err != nil {
+			if _, err := tc.call(ctx, &interminai.Stop{}); err != nil {
 				return termFail(cmd, err)
 			}
 			return nil
