@@ -369,6 +369,60 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("stop escalates", func(t *testing.T) {
+		marker := sandboxtest.SleepMarker(3)
+		h := newTermHarness(t, bin, marker)
+		// Deaf to SIGTERM and SIGHUP: only the kill after the grace ends it.
+		d := h.start("--", "sh", "-c", `trap "" TERM HUP; echo deaf; sleep `+marker)
+		h.waitScreen(d, "deaf")
+		begin := time.Now()
+		h.mustRun("stop", "--socket", d.socket)
+		took := time.Since(begin)
+		waitGone(t, d.pid)
+		if n := len(sandboxtest.PidsMatching(marker)); n > 0 {
+			t.Errorf("%d processes of the sandbox outlived stop", n)
+		}
+		t.Logf("stop of a program deaf to SIGTERM and SIGHUP took %v", took)
+	})
+
+	t.Run("daemon terminated", func(t *testing.T) {
+		marker := sandboxtest.SleepMarker(4)
+		h := newTermHarness(t, bin, marker)
+		d := h.start("--", "sleep", marker)
+		if err := unix.Kill(d.pid, unix.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, d.pid)
+		if _, err := os.Lstat(filepath.Dir(d.socket)); !os.IsNotExist(err) {
+			t.Errorf("the auto-generated directory outlived a SIGTERMed daemon: %v", err)
+		}
+	})
+
+	t.Run("refused starts", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		_, errOut, status := h.run("start", "--state-dir", h.state, "--socket", d.socket, "--", "cat")
+		if status != 1 || !strings.Contains(errOut, "already listens") {
+			t.Errorf("a second start on a live socket: status %d, %q", status, errOut)
+		}
+		notSock := filepath.Join(h.tmp, "file")
+		if err := os.WriteFile(notSock, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, status = h.run("start", "--state-dir", h.state, "--socket", notSock, "--", "cat")
+		if status != 1 || !strings.Contains(errOut, "not a socket") {
+			t.Errorf("start on a regular file: status %d, %q", status, errOut)
+		}
+		shared := publicTempDir(t, 0o777)
+		_, errOut, status = h.run("start", "--state-dir", shared, "--", "cat")
+		if status != 1 || !strings.HasPrefix(errOut, "Error: ") {
+			t.Errorf("start with a state directory others can write: status %d, %q", status, errOut)
+		}
+		if out := h.mustRun("status", "--socket", d.socket); !strings.Contains(out, "Running: true") {
+			t.Errorf("the first daemon after the refused starts: %q", out)
+		}
+	})
+
 	t.Run("daemon killed", func(t *testing.T) {
 		marker := sandboxtest.SleepMarker(2)
 		h := newTermHarness(t, bin, marker)
