@@ -377,9 +377,10 @@ func newTermWaitCmd() *cobra.Command {
 		Use:   "wait --socket PATH [--quiet]",
 		Short: "Wait for output or the program's exit (--quiet: for the exit alone)",
 		Long: `wait blocks until the program prints or ends, and prints
-"Terminal activity: true|false" and "Application exited: true|false"
-With --quiet it waits for the exit
-alone and prints the exit code. Other clients are served meanwhile.`,
+"Terminal activity: true|false" and "Application exited: true|false".
+With --quiet it waits for the exit alone and prints the exit code.
+Other clients are served meanwhile. --settled and --contains are not
+built yet.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
