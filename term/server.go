@@ -39,7 +39,7 @@ const (
 func Serve(ctx context.Context, d *Daemon, sock *Socket) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &server{d: d, sock: sock, stopped: make(chan struct{})}
+	srv := &server{d: d, sock: sock, closing: make(chan struct{}), stopped: make(chan struct{})}
 	var conns sync.WaitGroup
 	accepting := make(chan struct{})
 	go func() {
@@ -51,8 +51,13 @@ func Serve(ctx context.Context, d *Daemon, sock *Socket) error {
 					return
 				}
 				// EMFILE and the like: the client is gone, the daemon
-				// stays; a pause keeps a persistent error from spinning.
-				time.Sleep(10 * time.Millisecond)
+				// stays; a pause keeps a persistent error from spinning,
+				// and a shutdown meanwhile ends the loop.
+				select {
+				case <-srv.closing:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
 				continue
 			}
 			conns.Go(func() { srv.handle(ctx, conn) })
@@ -74,6 +79,7 @@ type server struct {
 	sock *Socket
 
 	stopOnce sync.Once
+	closing  chan struct{} // closed when shutdown begins
 	stopped  chan struct{} // closed once shutdown is done
 	err      error
 }
@@ -83,6 +89,7 @@ type server struct {
 // every call returns once it is done.
 func (s *server) shutdown(ctx context.Context) {
 	s.stopOnce.Do(func() {
+		close(s.closing)
 		sockErr := s.sock.Close()
 		ctx, cancel := context.WithTimeout(ctx, stopWait)
 		defer cancel()

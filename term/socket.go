@@ -35,6 +35,7 @@ type Socket struct {
 	Auto bool   // the socket and its directory were made by Listen, and Close removes them
 
 	ln     *net.UnixListener
+	closed bool         // ln was closed
 	dir    *safeout.Dir // the socket's directory
 	name   string       // the socket's name in dir
 	parent *safeout.Dir // Auto: the temporary directory holding dir
@@ -150,7 +151,8 @@ func (s *Socket) bind() error {
 	return nil
 }
 
-// Accept waits for the next client.
+// Accept waits for the next client. After Close it fails with an error
+// that matches net.ErrClosed.
 func (s *Socket) Accept() (net.Conn, error) { return s.ln.Accept() }
 
 // Close stops listening. An auto-generated socket is removed with its
@@ -158,9 +160,11 @@ func (s *Socket) Accept() (net.Conn, error) { return s.ln.Accept() }
 // idempotent.
 func (s *Socket) Close() error {
 	var errs []error
-	if s.ln != nil {
+	if s.ln != nil && !s.closed {
+		// s.ln itself stays: Accept may be called on it concurrently, and
+		// then fails with net.ErrClosed.
 		errs = append(errs, s.ln.Close())
-		s.ln = nil
+		s.closed = true
 	}
 	if s.Auto && s.dir != nil {
 		if err := unix.Unlinkat(s.dir.Fd(), s.name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
