@@ -67,6 +67,11 @@ type Config struct {
 	Cols, Rows int    // the terminal's size; 0: DefaultCols × DefaultRows
 	Scrollback int    // lines kept; 0: DefaultScrollback, negative: none
 	StateDir   string // the sandbox's state directory; "": sandbox.DefaultStateDir()
+	// PTYDump, if set, is a file that gets every byte the program
+	// printed, raw. It appears, complete, when the daemon is closed
+	// (written through internal/safeout: a daemon killed outright leaves
+	// none).
+	PTYDump string
 }
 
 // Daemon is one program in a sandbox on an emulated terminal. Its methods
@@ -75,6 +80,7 @@ type Config struct {
 type Daemon struct {
 	box     *sandbox.Sandbox // nil when the program could not be executed
 	console *os.File         // the terminal's master; nil with box
+	dump    *ptyDump         // Config.PTYDump; nil without one
 
 	mu       sync.Mutex
 	emu      *vt.Terminal
@@ -132,6 +138,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	if cfg.PTYDump != "" {
+		if d.dump, err = openDump(cfg.PTYDump); err != nil {
+			return nil, err
+		}
+	}
 	box, err := sandbox.Start(ctx, spec)
 	if err != nil {
 		if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
@@ -139,11 +150,13 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			close(d.exited)
 			return d, nil
 		}
+		d.dump.discard()
 		return nil, fmt.Errorf("start the sandbox: %w", err)
 	}
 	d.box, d.console = box, box.Console()
 	if d.console == nil {
 		_ = box.Destroy()
+		d.dump.discard()
 		return nil, errors.New("start the sandbox: it gave the program no terminal")
 	}
 	read := make(chan struct{})
@@ -220,6 +233,7 @@ func (d *Daemon) read() {
 	for {
 		n, err := d.console.Read(buf)
 		if n > 0 {
+			d.dump.write(buf[:n])
 			d.show(buf[:n])
 		}
 		if err != nil {
@@ -444,15 +458,16 @@ func (d *Daemon) Stop(ctx context.Context) error {
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		close(d.done)
-		if d.box == nil {
-			return
+		if d.box != nil {
+			// Killed and waited for before Destroy closes the console,
+			// which the reader must have read to its end first
+			// (sandbox.Console).
+			_ = d.box.Kill()
+			<-d.exited
+			d.closeErr = d.box.Destroy()
+			d.wg.Wait()
 		}
-		// Killed and waited for before Destroy closes the console, which
-		// the reader must have read to its end first (sandbox.Console).
-		_ = d.box.Kill()
-		<-d.exited
-		d.closeErr = d.box.Destroy()
-		d.wg.Wait()
+		d.closeErr = errors.Join(d.closeErr, d.dump.commit())
 	})
 	return d.closeErr
 }

@@ -29,7 +29,7 @@ const termStartWait = 5 * time.Second
 const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
 directory is mapped at /sandbox, as run --root maps it), --write/--read,
 --allow and the other sandbox flags, --isolation auto, files owned by the
-caller, --debug-buffer, --emulator, --pty-dump, input --password, output
+caller, --debug-buffer, input --password, output
 --number/--cursor, wait --settled/--contains, debug, receipts.`
 
 func newTermCmd() *cobra.Command {
@@ -63,6 +63,8 @@ type termStartOptions struct {
 	scrollback int
 	noDaemon   bool
 	stateDir   string
+	ptyDump    string
+	emulator   string
 	readyFD    int
 }
 
@@ -86,6 +88,8 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.IntVar(&o.scrollback, "scrollback", term.DefaultScrollback, "scrollback lines kept")
 	f.BoolVar(&o.noDaemon, "no-daemon", false, "serve in the foreground")
 	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default the sandbox's)")
+	f.StringVar(&o.ptyDump, "pty-dump", "", "write the raw bytes the program printed to FILE, complete once stopped")
+	f.StringVar(&o.emulator, "emulator", "xterm", "xterm or custom: accepted for interminai's compatibility; one emulator serves both")
 	f.IntVar(&o.readyFD, "ready-fd", 0, "")
 	_ = f.MarkHidden("ready-fd")
 	return c
@@ -94,6 +98,9 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if len(args) == 0 {
 		return termFail(cmd, errors.New("the following required arguments were not provided: -- CMD [ARGS...]"))
+	}
+	if o.emulator != "xterm" && o.emulator != "custom" {
+		return termFail(cmd, fmt.Errorf("--emulator %q: want xterm or custom", o.emulator))
 	}
 	size, err := interminai.ParseSize(o.size)
 	if err != nil {
@@ -106,7 +113,7 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if !o.noDaemon {
 		return termDaemonize(cmd, o, args)
 	}
-	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir}
+	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -154,6 +161,9 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	}
 	if o.stateDir != "" {
 		argv = append(argv, "--state-dir", o.stateDir)
+	}
+	if o.ptyDump != "" {
+		argv = append(argv, "--pty-dump", o.ptyDump)
 	}
 	child := exec.Command(exe, append(append(argv, "--"), args...)...)
 	child.ExtraFiles = []*os.File{w}

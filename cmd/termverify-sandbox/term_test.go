@@ -94,7 +94,9 @@ func (h *termHarness) start(args ...string) termDaemon {
 	d := parseAnnounce(h.t, out)
 	h.t.Cleanup(func() {
 		if processAlive(d.pid) {
-			h.run("stop", "--socket", d.socket)
+			if _, errOut, status := h.run("stop", "--socket", d.socket); status != 0 {
+				h.t.Logf("stop at cleanup: status %d, %s", status, errOut)
+			}
 			waitGone(h.t, d.pid)
 		}
 	})
@@ -116,7 +118,8 @@ func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); processAlive(pid); {
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs", pid)
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			t.Fatalf("process %d still runs: %s", pid, stat)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -359,6 +362,23 @@ func TestTerm(t *testing.T) {
 		if err != nil || string(b) != "hello from vim\n" {
 			t.Errorf("notes.txt: %q, %v", b, err)
 		}
+	})
+
+	t.Run("pty dump", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		dump := filepath.Join(h.tmp, "raw.bin")
+		d := h.start("--pty-dump", dump, "--emulator", "custom", "--", "sh", "-c", `printf '\033[31mred\033[0m\n'; cat`)
+		h.waitScreen(d, "red")
+		if _, err := os.Lstat(dump); !os.IsNotExist(err) {
+			t.Errorf("the dump is there before stop: %v", err)
+		}
+		h.mustRun("stop", "--socket", d.socket)
+		waitGone(t, d.pid)
+		b, err := os.ReadFile(dump)
+		if err != nil || !strings.Contains(string(b), "\x1b[31mred\x1b[0m") {
+			t.Errorf("the dump: %q, %v", b, err)
+		}
+		checkMode(t, dump, 0o600)
 	})
 
 	t.Run("a program that does not exist", func(t *testing.T) {
