@@ -19,8 +19,12 @@
 //     A daemon killed outright leaves its sandbox dying with it (the
 //     sandbox's liveness pipe).
 //
+// The protocol's lines are package interminai's; this package decides
+// what each request does.
+//
 // What it does not do (yet): the "same paths inside and out" profile (the
 // working directory is mapped at sandbox.Workdir, as `run --root` maps
-// it), DEBUG, settled waits, receipts, --pty-dump. It never prints and
-// never exits the process: the CLI does.
+// it), DEBUG, settled and contains waits, RECEIPTS; those requests get an
+// error reply that says so. It never prints and never exits the process:
+// the CLI does.
 package term

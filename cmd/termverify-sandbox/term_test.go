@@ -381,6 +381,22 @@ func TestTerm(t *testing.T) {
 		checkMode(t, dump, 0o600)
 	})
 
+	t.Run("much output, no client", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		// 200,000 lines with nobody reading: only the daemon's reader keeps
+		// the program from blocking on a full terminal, and only the
+		// scrollback's bound keeps the daemon's memory in check.
+		d := h.start("--scrollback", "500", "--", "sh", "-c", "seq 1 200000; sleep 1; exit 4")
+		if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "4\n" {
+			t.Fatalf("wait --quiet: %q", out)
+		}
+		out, _, _ := h.run("output", "--socket", d.socket, "--no-color", "--from", "-")
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != 500+24 || lines[0] != strconv.Itoa(200000-500-22) {
+			t.Errorf("after 200,000 lines: %d lines from %q, want 524 from %d", len(lines), lines[0], 200000-500-22)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
