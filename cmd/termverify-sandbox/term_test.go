@@ -397,6 +397,35 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("containment", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		secret := filepath.Join(h.tmp, "secret")
+		if err := os.WriteFile(secret, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(h.work, "mine"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := `cd /sandbox; test -e mine && echo work:seen; test -e ` + secret + ` || echo secret:hidden; ` +
+			`echo procs:$(ls /proc | grep -c '^[0-9]'); echo done; cat`
+		d := h.start("--", "sh", "-c", script)
+		s := h.waitScreen(d, "done")
+		for _, want := range []string{"work:seen", "secret:hidden"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("screen %q lacks %s", s, want)
+			}
+		}
+		var procs int
+		for l := range strings.Lines(s) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "procs:"); ok {
+				procs, _ = strconv.Atoi(v)
+			}
+		}
+		if procs < 1 || procs > 6 {
+			t.Errorf("the program sees %d processes, want only its sandbox's own", procs)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
