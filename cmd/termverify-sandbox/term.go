@@ -29,8 +29,8 @@ const termStartWait = 5 * time.Second
 const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
 directory is mapped at /sandbox, as run --root maps it), --write/--read,
 --allow and the other sandbox flags, --isolation auto, files owned by the
-caller, --debug-buffer, input --password, output
---number/--cursor, wait --settled/--contains, debug, receipts.`
+caller, --debug-buffer, input --password, output --cursor inverse|both,
+wait --settled/--contains, debug, receipts.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -266,13 +266,27 @@ disabled) is not built yet.`,
 
 func newTermOutputCmd() *cobra.Command {
 	var tc termClient
-	var noColor bool
-	var from, to string
+	var noColor, number bool
+	var from, to, cursor string
 	c := &cobra.Command{
-		Use:   "output --socket PATH [--no-color] [--from N|-N|-] [--to N]",
+		Use:   "output --socket PATH [--no-color] [-n] [--cursor none|print] [--from N|-N|-] [--to N]",
 		Short: "Print the screen (and scrollback lines with --from)",
-		Args:  cobra.NoArgs,
+		Long: `output prints the screen, in colour unless --no-color (then with no
+escape sequence at all). --from and --to take the seed's line numbers:
+negative lines are the scrollback, positive ones the screen, 0 the
+boundary between them, and "-" the oldest line. -n puts a space, the
+1-based line number zero-padded to the width of the last one, and a TAB
+before each line. --cursor print puts "Cursor: row R, col C" (1-based)
+first; --cursor inverse and both are not built yet.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch cursor {
+			case "none", "print":
+			case "inverse", "both":
+				return termFail(cmd, fmt.Errorf("--cursor %s is not built yet", cursor))
+			default:
+				return termFail(cmd, fmt.Errorf("--cursor %q: want none, print, inverse or both", cursor))
+			}
 			req := &interminai.Output{Format: interminai.FormatANSI}
 			if noColor {
 				req.Format = interminai.FormatASCII
@@ -294,15 +308,39 @@ func newTermOutputCmd() *cobra.Command {
 			if err := rep.DecodeData(&out); err != nil {
 				return termFail(cmd, fmt.Errorf("read the reply: %w", err))
 			}
-			_, err = io.WriteString(cmd.OutOrStdout(), out.Screen)
+			_, err = io.WriteString(cmd.OutOrStdout(), termView(out, number, cursor == "print"))
 			return err
 		},
 	}
 	tc.flags(c)
 	c.Flags().BoolVar(&noColor, "no-color", false, "plain text, no escape sequence at all")
+	c.Flags().BoolVarP(&number, "number", "n", false, "number the lines")
+	c.Flags().StringVar(&cursor, "cursor", "none", "none or print (inverse and both are not built yet)")
 	c.Flags().StringVar(&from, "from", "", "first line: N on the screen, -N in the scrollback, - the oldest")
 	c.Flags().StringVar(&to, "to", "", "last line (0: the last scrollback line)")
 	return c
+}
+
+// termView is OUTPUT's screen as `term output` shows it: with the cursor's
+// 1-based position first (unnumbered), and each line numbered.
+func termView(out interminai.OutputData, number, cursor bool) string {
+	var b strings.Builder
+	if cursor {
+		fmt.Fprintf(&b, "Cursor: row %d, col %d\n", out.Cursor.Row+1, out.Cursor.Col+1)
+	}
+	if !number {
+		b.WriteString(out.Screen)
+		return b.String()
+	}
+	lines := strings.SplitAfter(out.Screen, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	width := len(strconv.Itoa(len(lines)))
+	for i, l := range lines {
+		fmt.Fprintf(&b, " %0*d\t%s", width, i+1, l)
+	}
+	return b.String()
 }
 
 // termLine is an OUTPUT bound as --from and --to give it: "" the

@@ -264,6 +264,11 @@ func TestTerm(t *testing.T) {
 		if !strings.Contains(out, "hello") {
 			t.Errorf("output in colour: %q", out)
 		}
+		out, _, _ = h.run("output", "--socket", d.socket, "--no-color", "-n", "--cursor", "print", "--to", "5")
+		want := "Cursor: row 5, col 1\n 1\thello   world\n 2\thello   world\n 3\tfrom stdin\n 4\tfrom stdin\n 5\t\n"
+		if out != want {
+			t.Errorf("output -n --cursor print --to 5:\n%q, want\n%q", out, want)
+		}
 	})
 
 	t.Run("status and wait", func(t *testing.T) {
