@@ -271,6 +271,24 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("large input", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "sh", "-c", "wc -l; cat")
+		// 256 KiB, far beyond the terminal's input queue: INPUT writes
+		// every byte, as the program takes them, before it answers.
+		var in strings.Builder
+		for i := range 4096 {
+			fmt.Fprintf(&in, "%063d\n", i)
+		}
+		c := h.cmd("input", "--socket", d.socket)
+		c.Stdin = strings.NewReader(in.String())
+		if _, errOut, status := run(t, c); status != 0 {
+			t.Fatalf("input of 256 KiB: %d %s", status, errOut)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `\x04`)
+		h.waitScreen(d, "4096\n")
+	})
+
 	t.Run("status and wait", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "sh", "-c", "read x; exit 3")
