@@ -81,6 +81,7 @@ type Daemon struct {
 	box     *sandbox.Sandbox // nil when the program could not be executed
 	console *os.File         // the terminal's master; nil with box
 	dump    *ptyDump         // Config.PTYDump; nil without one
+	judge   *judge           // quiesce's view, for settled waits; nil when unavailable
 
 	mu       sync.Mutex
 	emu      *vt.Terminal
@@ -159,6 +160,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		d.dump.discard()
 		return nil, errors.New("start the sandbox: it gave the program no terminal")
 	}
+	// Without a judge the daemon serves all but settled waits (a
+	// rootless host may refuse what quiesce reads).
+	d.judge, _ = newJudge(box, d.console)
 	read := make(chan struct{})
 	d.wg.Go(func() { d.read(); close(read) })
 	d.wg.Go(d.reply)
@@ -292,6 +296,8 @@ func (d *Daemon) reply() {
 // reader has taken everything the program printed.
 func (d *Daemon) wait(read <-chan struct{}) {
 	exit, err := d.box.Wait()
+	// The master reads EIO only once no slave is open: ours too.
+	d.judge.close()
 	<-read
 	if err != nil {
 		d.status = 128 + int(unix.SIGKILL)

@@ -193,13 +193,28 @@ func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 // wait is WAIT in the seed's two modes, bounded by its timeout when it
 // has one.
 func (s *server) wait(ctx context.Context, req *interminai.Wait) (any, error) {
-	if req.Settled || req.Contains != "" {
-		return nil, notBuilt("WAIT settled and contains")
-	}
 	if req.HasTimeout {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, req.Timeout, errWaitTimeout)
 		defer cancel()
+	}
+	switch {
+	case req.Settled:
+		st, err := s.d.Settle(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.settled(st), nil
+	case req.Contains != "":
+		found, at, err := s.d.WaitText(ctx, req.Contains, req.Line)
+		if err != nil {
+			return nil, err
+		}
+		out := ContainsData{Found: found, Exited: s.d.Exited(), Screen: s.d.Output(Range{}, false).Text}
+		if found {
+			out.Line = &at
+		}
+		return out, nil
 	}
 	st, err := s.d.Wait(ctx, req.Activity)
 	if err != nil {
@@ -209,6 +224,32 @@ func (s *server) wait(ctx context.Context, req *interminai.Wait) (any, error) {
 		return interminai.WaitActivityData{Activity: st.Activity, Exited: !st.Running}, nil
 	}
 	return interminai.WaitExitData{ExitCode: st.ExitCode}, nil
+}
+
+// SettledData and ContainsData are the reply data of our own WAIT modes
+// (seed 002 has neither): the verdict, whether the program has ended, and
+// the screen as text, so that one request both waits and reads.
+type (
+	SettledData struct {
+		Settled  bool   `json:"settled"`
+		Exited   bool   `json:"exited"`
+		ExitCode *int   `json:"exit_code,omitempty"`
+		Screen   string `json:"screen"`
+	}
+	ContainsData struct {
+		Found  bool   `json:"found"`
+		Line   *int   `json:"line,omitempty"` // 1-based screen line it was found on
+		Exited bool   `json:"exited"`
+		Screen string `json:"screen"`
+	}
+)
+
+func (s *server) settled(st Status) SettledData {
+	out := SettledData{Settled: st.Running, Exited: !st.Running, Screen: s.d.Output(Range{}, false).Text}
+	if !st.Running {
+		out.ExitCode = &st.ExitCode
+	}
+	return out
 }
 
 // outputRange is OUTPUT's range in the daemon's terms.

@@ -30,7 +30,7 @@ const termNotBuilt = `Not built yet: the "same paths inside and out" profile (th
 directory is mapped at /sandbox, as run --root maps it), --write/--read,
 --allow and the other sandbox flags, --isolation auto, files owned by the
 caller, --debug-buffer, input --password, output --cursor inverse|both,
-wait --settled/--contains, debug, receipts.`
+debug, receipts.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -420,38 +420,78 @@ program runs, and with the program's exit code (1 for 0) after.`,
 
 func newTermWaitCmd() *cobra.Command {
 	var tc termClient
-	var quiet bool
+	var quiet, settled bool
+	var contains string
+	var line, timeoutMS int
 	c := &cobra.Command{
-		Use:   "wait --socket PATH [--quiet]",
-		Short: "Wait for output or the program's exit (--quiet: for the exit alone)",
+		Use:   "wait --socket PATH [--quiet | --settled | --contains TEXT [--line N]] [--timeout MS]",
+		Short: "Wait for output, the program's exit, its next wait for input, or a text on the screen",
 		Long: `wait blocks until the program prints or ends, and prints
 "Terminal activity: true|false" and "Application exited: true|false".
 With --quiet it waits for the exit alone and prints the exit code.
-Other clients are served meanwhile. --settled and --contains are not
-built yet.`,
+With --settled it waits until the program waits for input again (by the
+kernel's state, quiesce's rule: no guessing with sleeps) and prints the
+screen. With --contains TEXT it waits until the screen shows TEXT (on
+screen line N with --line) and prints the screen. --timeout bounds any
+of them (then it fails). Other clients are served meanwhile.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			if quiet {
-				var st interminai.WaitExitData
-				if err := tc.data(context.Background(), &interminai.Wait{}, &st); err != nil {
-					return termFail(cmd, err)
-				}
-				fmt.Fprintf(out, "%d\n", st.ExitCode)
-				return nil
+			if n := btoi(quiet) + btoi(settled) + btoi(contains != ""); n > 1 {
+				return termFail(cmd, errors.New("--quiet, --settled and --contains exclude one another"))
 			}
-			var st interminai.WaitActivityData
-			if err := tc.data(context.Background(), &interminai.Wait{Activity: true}, &st); err != nil {
+			out := cmd.OutOrStdout()
+			req := &interminai.Wait{Activity: !quiet && !settled && contains == "", Settled: settled, Contains: contains, Line: line}
+			if cmd.Flags().Changed("timeout") {
+				req.Timeout, req.HasTimeout = time.Duration(timeoutMS)*time.Millisecond, true
+			}
+			var err error
+			switch {
+			case settled:
+				var st term.SettledData
+				if err = tc.data(context.Background(), req, &st); err == nil {
+					_, err = io.WriteString(out, st.Screen)
+				}
+			case contains != "":
+				var st term.ContainsData
+				if err = tc.data(context.Background(), req, &st); err == nil {
+					if !st.Found {
+						return termFail(cmd, errors.New("the program ended before the screen showed the text"))
+					}
+					_, err = io.WriteString(out, st.Screen)
+				}
+			case quiet:
+				var st interminai.WaitExitData
+				if err = tc.data(context.Background(), req, &st); err == nil {
+					fmt.Fprintf(out, "%d\n", st.ExitCode)
+				}
+			default:
+				var st interminai.WaitActivityData
+				if err = tc.data(context.Background(), req, &st); err == nil {
+					fmt.Fprintf(out, "Terminal activity: %t\n", st.Activity)
+					fmt.Fprintf(out, "Application exited: %t\n", st.Exited)
+				}
+			}
+			if err != nil {
 				return termFail(cmd, err)
 			}
-			fmt.Fprintf(out, "Terminal activity: %t\n", st.Activity)
-			fmt.Fprintf(out, "Application exited: %t\n", st.Exited)
 			return nil
 		},
 	}
 	tc.flags(c)
-	c.Flags().BoolVar(&quiet, "quiet", false, "wait for the exit alone and print the exit code")
+	f := c.Flags()
+	f.BoolVar(&quiet, "quiet", false, "wait for the exit alone and print the exit code")
+	f.BoolVar(&settled, "settled", false, "wait until the program waits for input again, and print the screen")
+	f.StringVar(&contains, "contains", "", "wait until the screen shows this text, and print the screen")
+	f.IntVar(&line, "line", 0, "with --contains: on this 1-based screen line")
+	f.IntVar(&timeoutMS, "timeout", 0, "give up after this many milliseconds")
 	return c
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func newTermKillCmd() *cobra.Command {

@@ -326,6 +326,28 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("settled and contains", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "sh", "-c", `read x; echo "got $x"; sleep 0.3; echo after; read y; echo second; sleep 100`)
+		h.mustRun("input", "--socket", d.socket, "--text", `hi\r`)
+		// Settled only once the program reads again: after the sleep.
+		if out := h.mustRun("wait", "--socket", d.socket, "--settled", "--timeout", "10000"); !strings.Contains(out, "got hi\nafter\n") {
+			t.Errorf("wait --settled printed %q", out)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `\r`)
+		if out := h.mustRun("wait", "--socket", d.socket, "--contains", "second", "--line", "5", "--timeout", "10000"); !strings.Contains(out, "second") {
+			t.Errorf("wait --contains printed %q", out)
+		}
+		// Busy in sleep 100: never settled, so the timeout fires.
+		_, errOut, status := h.run("wait", "--socket", d.socket, "--settled", "--timeout", "300")
+		if status != 1 || !strings.Contains(errOut, "timed out") {
+			t.Errorf("wait --settled on a sleeping program: %d %q", status, errOut)
+		}
+		if _, errOut, status := h.run("wait", "--socket", d.socket, "--settled", "--quiet"); status != 1 || !strings.Contains(errOut, "exclude") {
+			t.Errorf("wait --settled --quiet: %d %q", status, errOut)
+		}
+	})
+
 	t.Run("activity", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "cat")
@@ -376,7 +398,9 @@ func TestTerm(t *testing.T) {
 		d := h.start("--", "vim", "-u", "NONE", "-i", "NONE", "-n", "-N", "notes.txt")
 		h.waitScreen(d, "notes.txt")
 		h.mustRun("input", "--socket", d.socket, "--text", `ihello from vim\e`)
-		h.waitScreen(d, "hello from vim")
+		if out := h.mustRun("wait", "--socket", d.socket, "--settled", "--timeout", "10000"); !strings.Contains(out, "hello from vim") {
+			t.Errorf("vim, settled after typing: %q", out)
+		}
 		h.mustRun("input", "--socket", d.socket, "--text", `:wq\r`)
 		if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "0\n" {
 			t.Errorf("vim's exit: %q", out)
