@@ -1,6 +1,7 @@
 package term
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type Config struct {
 	// (written through internal/safeout: a daemon killed outright leaves
 	// none).
 	PTYDump string
+	// DebugBuffer is how many unhandled sequences DEBUG returns at most;
+	// 0: DefaultDebugBuffer.
+	DebugBuffer int
 }
 
 // Daemon is one program in a sandbox on an emulated terminal. Its methods
@@ -83,10 +87,12 @@ type Daemon struct {
 	dump    *ptyDump         // Config.PTYDump; nil without one
 	judge   *judge           // quiesce's view, for settled waits; nil when unavailable
 
-	mu       sync.Mutex
-	emu      *vt.Terminal
-	activity bool          // output since the last look (STATUS or WAIT with activity)
-	output   chan struct{} // closed and replaced at every output, for WAIT
+	mu          sync.Mutex
+	emu         *vt.Terminal
+	activity    bool  // output since the last look (STATUS or WAIT with activity)
+	diagSeen    int64 // unhandled sequences DEBUG's clear has forgotten
+	debugBuffer int
+	output      chan struct{} // closed and replaced at every output, for WAIT
 
 	writeMu sync.Mutex // one writer at a time on the console, with its deadline
 	replyMu sync.Mutex
@@ -133,11 +139,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		scroll = 0
 	}
 	d := &Daemon{
-		emu:    vt.New(vt.Config{Cols: cols, Rows: rows, Scrollback: scroll}),
-		output: make(chan struct{}),
-		owed:   make(chan struct{}, 1),
-		exited: make(chan struct{}),
-		done:   make(chan struct{}),
+		emu:         vt.New(vt.Config{Cols: cols, Rows: rows, Scrollback: scroll}),
+		debugBuffer: cmp.Or(max(cfg.DebugBuffer, 0), DefaultDebugBuffer),
+		output:      make(chan struct{}),
+		owed:        make(chan struct{}, 1),
+		exited:      make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 	if cfg.PTYDump != "" {
 		if d.dump, err = openDump(cfg.PTYDump); err != nil {

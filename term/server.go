@@ -183,6 +183,8 @@ func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 			return nil, err
 		}
 		return nil, nil
+	case *interminai.Debug:
+		return d.Debug(req.Clear)
 	case *interminai.Stop:
 		s.shutdown(ctx)
 		return interminai.StopData{Message: interminai.StopMessage}, nil

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,8 +31,7 @@ const termStartWait = 5 * time.Second
 const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
 directory is mapped at /sandbox, as run --root maps it), --write/--read,
 --allow and the other sandbox flags, --isolation auto, files owned by the
-caller, --debug-buffer, input --password, output --cursor inverse|both,
-debug, receipts.`
+caller, input --password, output --cursor inverse|both, receipts.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -47,7 +48,7 @@ subcommands are its clients.
 	// interminai's are, flag errors included.
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return termFail(cmd, err) })
 	c.AddCommand(newTermStartCmd(), newTermInputCmd(), newTermOutputCmd(), newTermStatusCmd(),
-		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermStopCmd())
+		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermDebugCmd(), newTermStopCmd())
 	return c
 }
 
@@ -65,6 +66,7 @@ type termStartOptions struct {
 	stateDir   string
 	ptyDump    string
 	emulator   string
+	debugBuf   int
 	readyFD    int
 }
 
@@ -89,6 +91,7 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.BoolVar(&o.noDaemon, "no-daemon", false, "serve in the foreground")
 	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default the sandbox's)")
 	f.StringVar(&o.ptyDump, "pty-dump", "", "write the raw bytes the program printed to FILE, complete once stopped")
+	f.IntVar(&o.debugBuf, "debug-buffer", term.DefaultDebugBuffer, "how many unhandled escape sequences debug returns at most (the emulator keeps the last 64)")
 	f.StringVar(&o.emulator, "emulator", "xterm", "xterm or custom: accepted for interminai's compatibility; one emulator serves both")
 	f.IntVar(&o.readyFD, "ready-fd", 0, "")
 	_ = f.MarkHidden("ready-fd")
@@ -113,7 +116,7 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if !o.noDaemon {
 		return termDaemonize(cmd, o, args)
 	}
-	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump}
+	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -155,7 +158,7 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	}
 	defer r.Close()
 	argv := []string{"term", "start", "--no-daemon", "--ready-fd", "3",
-		"--size", o.size, "--scrollback", strconv.Itoa(o.scrollback)}
+		"--size", o.size, "--scrollback", strconv.Itoa(o.scrollback), "--debug-buffer", strconv.Itoa(o.debugBuf)}
 	if o.socket != "" {
 		argv = append(argv, "--socket", o.socket)
 	}
@@ -544,6 +547,47 @@ func newTermResizeCmd() *cobra.Command {
 	tc.flags(c)
 	c.Flags().StringVar(&size, "size", "", "the new size, COLSxROWS")
 	return c
+}
+
+func newTermDebugCmd() *cobra.Command {
+	var tc termClient
+	var clear bool
+	c := &cobra.Command{
+		Use:   "debug --socket PATH [--clear]",
+		Short: "Show the escape sequences the emulator did not handle, and the terminal's settings",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := termCtx()
+			defer cancel()
+			var d interminai.DebugData
+			if err := tc.data(ctx, &interminai.Debug{Clear: clear}, &d); err != nil {
+				return termFail(cmd, err)
+			}
+			_, err := io.WriteString(cmd.OutOrStdout(), termDebugView(d))
+			return err
+		},
+	}
+	tc.flags(c)
+	c.Flags().BoolVar(&clear, "clear", false, "forget the sequences returned")
+	return c
+}
+
+// termDebugView is DEBUG's data as text.
+func termDebugView(d interminai.DebugData) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Unhandled sequences: %d (dropped %d)\n", len(d.Unhandled), d.Dropped)
+	for _, u := range d.Unhandled {
+		fmt.Fprintf(&b, "  %s\t%s\n", u.Sequence, u.RawHex)
+	}
+	t := d.Termios
+	fmt.Fprintf(&b, "Mode: %s\nFlags: %s\n", t.Mode, strings.Join(t.Flags, " "))
+	fmt.Fprintf(&b, "iflag %s oflag %s lflag %s cflag %s\n", t.Hex.Iflag, t.Hex.Oflag, t.Hex.Lflag, t.Hex.Cflag)
+	names := slices.Sorted(maps.Keys(t.CC))
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s=%s ", n, t.CC[n])
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func newTermStopCmd() *cobra.Command {

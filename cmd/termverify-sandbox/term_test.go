@@ -348,6 +348,27 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("debug", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--debug-buffer", "2", "--", "sh", "-c", `printf '\033[?1005h\033[?9999h\033[?8888h'; echo printed; read x; stty -icanon; echo raw; read y`)
+		h.waitScreen(d, "printed")
+		out := h.mustRun("debug", "--socket", d.socket)
+		for _, want := range []string{"Unhandled sequences: 2 (dropped 1)", `\e[?8888h`, "1b5b3f3838383868", "Mode: cooked", "ICANON", "VINTR=^C"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("debug lacks %q:\n%s", want, out)
+			}
+		}
+		h.mustRun("debug", "--socket", d.socket, "--clear")
+		if out := h.mustRun("debug", "--socket", d.socket); !strings.Contains(out, "Unhandled sequences: 0 (dropped 0)") {
+			t.Errorf("debug after --clear:\n%s", out)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `\r`)
+		h.waitScreen(d, "raw")
+		if out := h.mustRun("debug", "--socket", d.socket); !strings.Contains(out, "Mode: raw") {
+			t.Errorf("debug after stty -icanon:\n%s", out)
+		}
+	})
+
 	t.Run("activity", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "cat")
