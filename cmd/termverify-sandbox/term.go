@@ -31,7 +31,7 @@ const termStartWait = 5 * time.Second
 const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
 directory is mapped at /sandbox, as run --root maps it), --write/--read,
 --allow and the other sandbox flags, --isolation auto, files owned by the
-caller, input --password, output --cursor inverse|both, receipts.`
+caller, output --cursor inverse|both, receipts.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -235,27 +235,37 @@ func termCtx() (context.Context, context.CancelFunc) {
 func newTermInputCmd() *cobra.Command {
 	var tc termClient
 	var text string
+	var password bool
 	c := &cobra.Command{
-		Use:   "input --socket PATH [--text STRING]",
-		Short: "Type into the program: --text with escapes, else stdin verbatim",
+		Use:   "input --socket PATH [--text STRING | --password]",
+		Short: "Type into the program: --text with escapes, a --password, else stdin verbatim",
 		Long: `input writes to the program's terminal: --text STRING with the escapes
 \n \r \t \a \b \f \v \\ \e \E \xHH (others pass through unchanged), or
-else the bytes on stdin, verbatim. --password (a secret read with echo
-disabled) is not built yet.`,
+else the bytes on stdin, verbatim. --password reads a secret from this
+command's own terminal (stdin) with echo disabled, showing "Type your
+secret or password" and the program's prompt line, and sends it with a
+CR; the secret never appears on any command line or screen. Without a
+terminal it fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := termCtx()
+			defer cancel()
 			var data string
-			if cmd.Flags().Changed("text") {
+			switch {
+			case password:
+				var err error
+				if data, err = tc.readSecret(ctx, cmd); err != nil {
+					return termFail(cmd, err)
+				}
+			case cmd.Flags().Changed("text"):
 				data = interminai.DecodeText(text)
-			} else {
+			default:
 				b, err := io.ReadAll(cmd.InOrStdin())
 				if err != nil {
 					return termFail(cmd, fmt.Errorf("read stdin: %w", err))
 				}
 				data = string(b)
 			}
-			ctx, cancel := termCtx()
-			defer cancel()
 			if _, err := tc.call(ctx, &interminai.Input{Data: data}); err != nil {
 				return termFail(cmd, err)
 			}
@@ -264,7 +274,74 @@ disabled) is not built yet.`,
 	}
 	tc.flags(c)
 	c.Flags().StringVar(&text, "text", "", "text to type, with escapes (wins over stdin)")
+	c.Flags().BoolVar(&password, "password", false, "read a secret from the terminal with echo disabled, and send it with a CR")
 	return c
+}
+
+// readSecret asks for the secret on stdin's terminal, with the program's
+// prompt line (the cursor's line) for context, and reads it with echo,
+// canonical mode and signals off (so Ctrl-C is a key that cancels, not a
+// death that would leave the terminal without echo), restoring them after.
+func (tc *termClient) readSecret(ctx context.Context, cmd *cobra.Command) (string, error) {
+	in, ok := cmd.InOrStdin().(*os.File)
+	if !ok {
+		return "", errors.New("input --password needs a terminal: stdin is not one")
+	}
+	fd := int(in.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return "", fmt.Errorf("input --password needs a terminal: stdin is not one (%w)", err)
+	}
+	var screen interminai.OutputData
+	if err := tc.data(ctx, &interminai.Output{Format: interminai.FormatASCII}, &screen); err != nil {
+		return "", err
+	}
+	lines := strings.Split(screen.Screen, "\n")
+	prompt := ""
+	if r := screen.Cursor.Row; r >= 0 && r < len(lines) {
+		prompt = strings.TrimSpace(lines[r])
+	}
+	quiet := *saved
+	quiet.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG
+	quiet.Cc[unix.VMIN], quiet.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
+		return "", fmt.Errorf("turn echo off: %w", err)
+	}
+	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
+	errOut := cmd.ErrOrStderr()
+	fmt.Fprintf(errOut, "Type your secret or password (echo disabled) for: %s\n", prompt)
+	secret, err := readSecretLine(in)
+	fmt.Fprintln(errOut)
+	if err != nil {
+		return "", err
+	}
+	return secret + "\r", nil
+}
+
+// readSecretLine reads keys up to Enter, with Backspace and Ctrl-U
+// editing; Ctrl-C or Ctrl-D on an empty line cancel.
+func readSecretLine(in io.Reader) (string, error) {
+	var line []byte
+	var b [1]byte
+	for {
+		if _, err := in.Read(b[:]); err != nil {
+			return "", fmt.Errorf("read the secret: %w", err)
+		}
+		switch c := b[0]; {
+		case c == '\r' || c == '\n':
+			return string(line), nil
+		case c == 0x03 || (c == 0x04 && len(line) == 0):
+			return "", errors.New("cancelled: nothing was sent")
+		case c == 0x7f || c == 0x08:
+			if len(line) > 0 {
+				line = line[:len(line)-1]
+			}
+		case c == 0x15:
+			line = line[:0]
+		default:
+			line = append(line, c)
+		}
+	}
 }
 
 func newTermOutputCmd() *cobra.Command {

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 )
 
@@ -346,6 +347,52 @@ func TestTerm(t *testing.T) {
 		if _, errOut, status := h.run("wait", "--socket", d.socket, "--settled", "--quiet"); status != 1 || !strings.Contains(errOut, "exclude") {
 			t.Errorf("wait --settled --quiet: %d %q", status, errOut)
 		}
+	})
+
+	t.Run("password", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "sh", "-c", `stty -echo; printf 'Password: '; read p; stty echo; echo; echo "length ${#p} $p"; cat`)
+		h.waitScreen(d, "Password:")
+		if out, _, _ := h.run("input", "--help"); !strings.Contains(out, "--password") || !strings.Contains(out, "echo disabled") {
+			t.Errorf("input --help: %q", out)
+		}
+		c := h.cmd("input", "--socket", d.socket, "--password")
+		c.Stdin = strings.NewReader("s3cret\n")
+		if _, errOut, status := run(t, c); status != 1 || !strings.Contains(errOut, "needs a terminal") {
+			t.Errorf("input --password without a terminal: %d %q", status, errOut)
+		}
+		master, slave := ptytest.Open(t, 80, 24)
+		c = h.cmd("input", "--socket", d.socket, "--password")
+		c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// What the user's terminal shows: the prompt, never the secret.
+		var shown strings.Builder
+		buf := make([]byte, 4096)
+		for !strings.Contains(shown.String(), "Password:") {
+			_ = master.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := master.Read(buf)
+			if err != nil {
+				t.Fatalf("the prompt never came: %q: %v", shown.String(), err)
+			}
+			shown.Write(buf[:n])
+		}
+		if !strings.Contains(shown.String(), "Type your secret or password") {
+			t.Errorf("the prompt: %q", shown.String())
+		}
+		if _, err := master.Write([]byte("s3cx\x7fret\r")); err != nil {
+			t.Fatal(err)
+		}
+		if status := exitStatus(t, c, c.Wait()); status != 0 {
+			t.Fatalf("input --password: status %d", status)
+		}
+		_ = master.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		n, _ := master.Read(buf)
+		if strings.Contains(shown.String()+string(buf[:max(n, 0)]), "s3c") {
+			t.Errorf("the secret was echoed: %q", shown.String()+string(buf[:max(n, 0)]))
+		}
+		h.waitScreen(d, "length 6 s3cret")
 	})
 
 	t.Run("debug", func(t *testing.T) {
