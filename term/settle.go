@@ -125,6 +125,9 @@ func (d *Daemon) Settle(ctx context.Context) (Status, error) {
 		d.mu.Unlock()
 		v, ok, err := d.judge.evaluate()
 		switch {
+		case err != nil && d.Exited():
+			// The tasks went away under the evaluation: the end, not a fault.
+			return d.Status(false), nil
 		case err != nil:
 			return Status{}, fmt.Errorf("settled wait: %w", err)
 		case !ok:
