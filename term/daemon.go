@@ -58,12 +58,17 @@ var (
 // Config is what Start needs: plain data.
 type Config struct {
 	Args []string // the program's argv; Args[0] is resolved inside the sandbox
-	// Dir is the host directory mapped read-write at sandbox.Workdir, the
-	// program's working directory (as `run --root` maps it).
+	// Dir is the program's working directory, mapped read-write at its
+	// own host path; "": the caller's.
 	Dir string
+	// Write and Read are more host directories the program sees at their
+	// own paths, read-write and read-only.
+	Write, Read []string
 	// Env is the caller's environment; the program gets it less what
 	// names host places (HOME, PWD, TMPDIR, XDG_RUNTIME_DIR,
-	// SSH_AUTH_SOCK), with TERM, LANG, HOME and PWD set.
+	// SSH_AUTH_SOCK), with TERM, LANG, HOME, PWD and TMPDIR set. Its
+	// TMPDIR, when it is the caller's own directory, is mapped read-write
+	// at its path (layout).
 	Env        []string
 	Cols, Rows int    // the terminal's size; 0: DefaultCols × DefaultRows
 	Scrollback int    // lines kept; 0: DefaultScrollback, negative: none
@@ -177,9 +182,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	return d, nil
 }
 
-// spec is the sandbox for cfg: the settings `run --pty --root` gives its
-// subject (isolation os, the network denied, the default limits), with the
-// caller's directory as the root.
+// spec is the sandbox for cfg: the settings `run --pty` gives its subject
+// (isolation os, the network denied, the default limits), with the host
+// directories of its layout at their own paths.
 func (cfg Config) spec() (sandbox.Spec, error) {
 	if len(cfg.Args) == 0 {
 		return sandbox.Spec{}, errors.New("no program to run")
@@ -191,19 +196,20 @@ func (cfg Config) spec() (sandbox.Spec, error) {
 	if err := checkSize(cols, rows); err != nil {
 		return sandbox.Spec{}, err
 	}
-	dir := cfg.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return sandbox.Spec{}, fmt.Errorf("working directory: %w", err)
-		}
-		dir = wd
+	dir, err := workingDir(cfg.Dir)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	l, err := newLayout(dir, cfg.Write, cfg.Read, envValue(cfg.Env, "TMPDIR"))
+	if err != nil {
+		return sandbox.Spec{}, err
 	}
 	s := sandbox.Spec{
 		Isolation: sandbox.IsolationOS,
 		Args:      cfg.Args,
-		Env:       programEnv(cfg.Env),
-		Root:      dir,
+		Env:       l.environ(cfg.Env),
+		Binds:     l.binds,
+		Dir:       l.dir,
 		Network:   netpolicy.Policy{Mode: netpolicy.Deny},
 		Limits:    sandbox.DefaultLimits(),
 		Terminal:  &sandbox.TerminalSize{Cols: uint16(cols), Rows: uint16(rows)},
@@ -219,20 +225,14 @@ func checkSize(cols, rows int) error {
 	return nil
 }
 
-// programEnv keeps the caller's environment except what names host places
-// the sandbox cannot see or should not learn (as exec does), and sets what
-// the terminal is.
-func programEnv(env []string) []string {
-	var out []string
+// envValue is the value of key in env ("" when unset).
+func envValue(env []string, key string) string {
 	for _, e := range env {
-		k, _, _ := strings.Cut(e, "=")
-		switch k {
-		case "HOME", "PWD", "OLDPWD", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "TMPDIR", "TERM", "LANG", "LC_ALL":
-			continue
+		if k, v, ok := strings.Cut(e, "="); ok && k == key {
+			return v
 		}
-		out = append(out, e)
 	}
-	return append(out, "TERM="+envTERM, "LANG="+envLANG, "HOME="+sandbox.Workdir, "PWD="+sandbox.Workdir)
+	return ""
 }
 
 // read feeds the emulator everything the program prints, until the

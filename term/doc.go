@@ -22,9 +22,16 @@
 // The protocol's lines are package interminai's; this package decides
 // what each request does.
 //
-// What it does not do (yet): the "same paths inside and out" profile (the
-// working directory is mapped at sandbox.Workdir, as `run --root` maps
-// it), DEBUG, settled and contains waits, RECEIPTS; those requests get an
-// error reply that says so. It never prints and never exits the process:
-// the CLI does.
+// The program sees the host's directories at their own paths (layout.go):
+// the working directory and Config.Write read-write, Config.Read
+// read-only, and the caller's own $TMPDIR read-write (a shared one, /tmp
+// among them, is replaced by the sandbox's private /tmp, because other
+// programs' sockets live there); everything else is the sandbox's
+// default. Each directory is opened once and verified by the sandbox
+// (sandbox.Spec.Binds).
+//
+// What it does not do (yet): files written by the program belong to the
+// sandbox's uid, not the caller's, and the program may write only where
+// that uid may; RECEIPTS gets an error reply that says so. It never prints
+// and never exits the process: the CLI does.
 package term

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,10 +29,9 @@ import (
 const termStartWait = 5 * time.Second
 
 // termNotBuilt is what `term` says plainly it does not do yet.
-const termNotBuilt = `Not built yet: the "same paths inside and out" profile (the working
-directory is mapped at /sandbox, as run --root maps it), --write/--read,
---allow and the other sandbox flags, --isolation auto, files owned by the
-caller, output --cursor inverse|both, receipts.`
+const termNotBuilt = `Not built yet: --allow and the other sandbox flags, --isolation auto,
+files owned by the caller (they belong to the sandbox's uid), output
+--cursor inverse|both, receipts.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -68,6 +68,8 @@ type termStartOptions struct {
 	emulator   string
 	debugBuf   int
 	readyFD    int
+	write      []string
+	read       []string
 }
 
 func newTermStartCmd() *cobra.Command {
@@ -75,8 +77,12 @@ func newTermStartCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "start [--socket PATH] [--size COLSxROWS] [--scrollback N] [--no-daemon] -- CMD [ARGS...]",
 		Short: "Start CMD in the sandbox on a terminal served at a Unix socket",
-		Long: `start runs CMD inside the sandbox, with the working directory mapped
-read-write at /sandbox, and serves its terminal at a Unix socket (0600;
+		Long: `start runs CMD inside the sandbox, in the working directory, which the
+program sees read-write at its own path; --write DIR and --read DIR add
+more, and $TMPDIR is writable at its path when it is the caller's own
+(a shared one, such as /tmp, is replaced by the sandbox's private /tmp).
+The rest is the sandbox's default: the host's system directories
+read-only, no home, no network. It serves the terminal at a Unix socket (0600;
 without --socket, in a fresh 0700 $TMPDIR/interminai-XXXX/ directory).
 It prints "Socket: PATH", "PID: N" and "Auto-generated: true|false" once
 the socket listens. The daemon runs in the background unless --no-daemon.
@@ -93,6 +99,8 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.StringVar(&o.ptyDump, "pty-dump", "", "write the raw bytes the program printed to FILE, complete once stopped")
 	f.IntVar(&o.debugBuf, "debug-buffer", term.DefaultDebugBuffer, "how many unhandled escape sequences debug returns at most (the emulator keeps the last 64)")
 	f.StringVar(&o.emulator, "emulator", "xterm", "xterm or custom: accepted for interminai's compatibility; one emulator serves both")
+	f.StringArrayVar(&o.write, "write", nil, "a host directory the program may write, at its own path (repeatable)")
+	f.StringArrayVar(&o.read, "read", nil, "a host directory the program may read, at its own path (repeatable)")
 	f.IntVar(&o.readyFD, "ready-fd", 0, "")
 	_ = f.MarkHidden("ready-fd")
 	return c
@@ -116,7 +124,15 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if !o.noDaemon {
 		return termDaemonize(cmd, o, args)
 	}
-	cfg := term.Config{Args: args, Env: os.Environ(), Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
+	write, err := absDirs(o.write)
+	if err != nil {
+		return termFail(cmd, fmt.Errorf("--write: %w", err))
+	}
+	read, err := absDirs(o.read)
+	if err != nil {
+		return termFail(cmd, fmt.Errorf("--read: %w", err))
+	}
+	cfg := term.Config{Args: args, Env: os.Environ(), Write: write, Read: read, Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -167,6 +183,12 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	}
 	if o.ptyDump != "" {
 		argv = append(argv, "--pty-dump", o.ptyDump)
+	}
+	for _, w := range o.write {
+		argv = append(argv, "--write", w)
+	}
+	for _, r := range o.read {
+		argv = append(argv, "--read", r)
 	}
 	child := exec.Command(exe, append(append(argv, "--"), args...)...)
 	child.ExtraFiles = []*os.File{w}
@@ -684,4 +706,19 @@ func newTermStopCmd() *cobra.Command {
 	}
 	tc.flags(c)
 	return c
+}
+
+// absDirs makes each directory absolute against the working directory;
+// the sandbox opens each again without symlinks and refuses what it
+// cannot map.
+func absDirs(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

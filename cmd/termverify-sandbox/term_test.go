@@ -514,18 +514,23 @@ func TestTerm(t *testing.T) {
 
 	t.Run("containment", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
-		secret := filepath.Join(h.tmp, "secret")
+		// A host file beside the directories the program is given.
+		secret := filepath.Join(t.TempDir(), "secret")
 		if err := os.WriteFile(secret, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(h.work, "mine"), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		script := `cd /sandbox; test -e mine && echo work:seen; test -e ` + secret + ` || echo secret:hidden; ` +
+		// The working directory and $TMPDIR (the caller's own, 0700) at
+		// their host paths; the secret nowhere.
+		script := `test "$PWD" = ` + h.work + ` && test "$(pwd)" = ` + h.work + ` && test -e mine && echo work:seen; ` +
+			`test "$TMPDIR" = ` + h.tmp + ` && test -d ` + h.tmp + ` && echo tmpdir:seen; ` +
+			`test -e ` + secret + ` || echo secret:hidden; ` +
 			`echo procs:$(ls /proc | grep -c '^[0-9]'); echo done; cat`
 		d := h.start("--", "sh", "-c", script)
 		s := h.waitScreen(d, "done")
-		for _, want := range []string{"work:seen", "secret:hidden"} {
+		for _, want := range []string{"work:seen", "tmpdir:seen", "secret:hidden"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("screen %q lacks %s", s, want)
 			}
@@ -538,6 +543,30 @@ func TestTerm(t *testing.T) {
 		}
 		if procs < 1 || procs > 6 {
 			t.Errorf("the program sees %d processes, want only its sandbox's own", procs)
+		}
+	})
+
+	t.Run("write and read at their own paths", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		out := publicTempDir(t, 0o777)
+		ref := publicTempDir(t, 0o755)
+		if err := os.WriteFile(filepath.Join(ref, "given"), []byte("ref\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := `echo made >` + out + `/new && echo out:written; cat ` + ref + `/given; ` +
+			`(echo x >` + ref + `/new) 2>/dev/null && echo ref:writable || echo ref:refused; echo done; cat`
+		d := h.start("--write", out, "--read", ref, "--", "sh", "-c", script)
+		s := h.waitScreen(d, "done")
+		for _, want := range []string{"out:written", "ref\n", "ref:refused"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("screen %q lacks %q", s, want)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(out, "new")); err != nil || string(b) != "made\n" {
+			t.Errorf("the file written in --write's directory: %q, %v", b, err)
+		}
+		if _, err := os.Stat(filepath.Join(ref, "new")); err == nil {
+			t.Error("a write reached --read's directory")
 		}
 	})
 

@@ -1,0 +1,136 @@
+package term
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/sandbox"
+)
+
+// layout is what the program sees of the host: the working directory and
+// Config.Write read-write and Config.Read read-only, each at its own host
+// path, and $TMPDIR where it is the caller's own. Everything else is the
+// sandbox's default: the host's system directories read-only, a private
+// /tmp, a generated /etc, no home.
+type layout struct {
+	binds  []sandbox.Bind
+	dir    string // the working directory, at its host path
+	tmpdir string // $TMPDIR for the program: the caller's, or /tmp
+}
+
+// newLayout resolves cfg's directories (absolute, cleaned; each must
+// exist, and is opened again without symlinks by the sandbox). tmpdir is
+// the caller's $TMPDIR ("" when unset).
+func newLayout(dir string, write, read []string, tmpdir string) (layout, error) {
+	l := layout{dir: filepath.Clean(dir), tmpdir: "/tmp"}
+	type want struct {
+		path     string
+		writable bool
+	}
+	wants := []want{{l.dir, true}}
+	for _, w := range write {
+		wants = append(wants, want{w, true})
+	}
+	for _, r := range read {
+		wants = append(wants, want{r, false})
+	}
+	if tmpdir != "" && filepath.IsAbs(tmpdir) {
+		t := filepath.Clean(tmpdir)
+		switch shared, err := sharedDir(t); {
+		case err != nil:
+			// An unusable $TMPDIR: the program gets the private /tmp.
+		case shared && !slices.ContainsFunc(write, func(w string) bool { return filepath.Clean(w) == t }):
+			// Other programs' sockets and files live there (a tmux
+			// server, ssh-agent): the program gets the private /tmp.
+		default:
+			wants = append(wants, want{t, true})
+			l.tmpdir = t
+		}
+	}
+	for i := range wants {
+		if !filepath.IsAbs(wants[i].path) {
+			return layout{}, fmt.Errorf("%s is not an absolute path", wants[i].path)
+		}
+		wants[i].path = filepath.Clean(wants[i].path)
+	}
+	// Parents first: a directory inside one already bound with the same
+	// access is covered by it; one that asks for other access than its
+	// parent's is refused (the sandbox does not nest binds).
+	slices.SortStableFunc(wants, func(a, b want) int { return len(a.path) - len(b.path) })
+	var kept []want
+	for _, w := range wants {
+		covered := false
+		for _, k := range kept {
+			if w.path == k.path || strings.HasPrefix(w.path, k.path+"/") {
+				if w.writable && !k.writable {
+					return layout{}, fmt.Errorf("%s cannot be writable inside the read-only %s", w.path, k.path)
+				}
+				if !w.writable && k.writable {
+					return layout{}, fmt.Errorf("%s cannot be read-only inside the writable %s", w.path, k.path)
+				}
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			kept = append(kept, w)
+		}
+	}
+	for _, k := range kept {
+		l.binds = append(l.binds, sandbox.Bind{Source: k.path, Writable: k.writable})
+	}
+	return l, nil
+}
+
+// sharedDir reports whether dir is a directory other users share: /tmp
+// itself, or any directory anyone may write (world-writable, as /tmp,
+// /var/tmp and /dev/shm are).
+func sharedDir(dir string) (bool, error) {
+	if dir == "/tmp" {
+		return true, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, errors.New("not a directory")
+	}
+	return st.Mode&0o002 != 0, nil
+}
+
+// environ is the program's environment for l: the caller's less what
+// names host places (HOME, PWD, XDG_RUNTIME_DIR, SSH_AUTH_SOCK, TMPDIR),
+// with TERM, LANG, PWD, TMPDIR and HOME set. HOME is the private /tmp: a
+// program's dotfiles (.viminfo, .python_history) stay out of the project
+// and go with the sandbox.
+func (l layout) environ(env []string) []string {
+	var out []string
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		switch k {
+		case "HOME", "PWD", "OLDPWD", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "TMPDIR", "TERM", "LANG", "LC_ALL":
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, "TERM="+envTERM, "LANG="+envLANG, "HOME=/tmp", "PWD="+l.dir, "TMPDIR="+l.tmpdir)
+}
+
+// caller's working directory, for a Config without Dir.
+func workingDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	return wd, nil
+}

@@ -1,0 +1,73 @@
+package term
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/termverify/termverify-sandbox/sandbox"
+)
+
+// TestLayout: which host directories the program gets, and how.
+func TestLayout(t *testing.T) {
+	work := t.TempDir()
+	own := t.TempDir() // 0700: the caller's own
+	shared := t.TempDir()
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	ref := t.TempDir()
+	inner := filepath.Join(work, "sub")
+	cases := []struct {
+		name        string
+		write, read []string
+		tmpdir      string
+		binds       []sandbox.Bind
+		wantTmp     string
+		err         string
+	}{
+		{name: "the working directory alone", binds: []sandbox.Bind{{Source: work, Writable: true}}, wantTmp: "/tmp"},
+		{name: "write and read", write: []string{own}, read: []string{ref},
+			binds: []sandbox.Bind{{Source: work, Writable: true}, {Source: own, Writable: true}, {Source: ref}}, wantTmp: "/tmp"},
+		{name: "the caller's own TMPDIR", tmpdir: own,
+			binds: []sandbox.Bind{{Source: work, Writable: true}, {Source: own, Writable: true}}, wantTmp: own},
+		{name: "a shared TMPDIR is the private /tmp", tmpdir: shared,
+			binds: []sandbox.Bind{{Source: work, Writable: true}}, wantTmp: "/tmp"},
+		{name: "/tmp is shared", tmpdir: "/tmp", binds: []sandbox.Bind{{Source: work, Writable: true}}, wantTmp: "/tmp"},
+		{name: "a shared TMPDIR named by --write", tmpdir: shared, write: []string{shared},
+			binds: []sandbox.Bind{{Source: work, Writable: true}, {Source: shared, Writable: true}}, wantTmp: shared},
+		{name: "a directory inside one given is covered", write: []string{inner},
+			binds: []sandbox.Bind{{Source: work, Writable: true}}, wantTmp: "/tmp"},
+		{name: "read-only inside writable", read: []string{inner}, err: "cannot be read-only inside the writable"},
+		{name: "writable inside read-only", read: []string{filepath.Dir(work)}, err: "cannot be writable inside the read-only"},
+		{name: "a relative path", read: []string{"rel"}, err: "not an absolute path"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := newLayout(work, tc.write, tc.read, tc.tmpdir)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("newLayout: %v, want an error saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(l.binds, tc.binds) || l.tmpdir != tc.wantTmp || l.dir != work {
+				t.Errorf("binds %+v tmpdir %s dir %s, want %+v %s %s", l.binds, l.tmpdir, l.dir, tc.binds, tc.wantTmp, work)
+			}
+			env := strings.Join(l.environ([]string{"HOME=/root", "TMPDIR=/x", "KEEP=1"}), " ")
+			for _, want := range []string{"KEEP=1", "HOME=/tmp", "PWD=" + work, "TMPDIR=" + tc.wantTmp} {
+				if !strings.Contains(env, want) {
+					t.Errorf("environment %q lacks %s", env, want)
+				}
+			}
+			if strings.Contains(env, "HOME=/root") || strings.Contains(env, "TMPDIR=/x") {
+				t.Errorf("environment %q keeps the caller's host places", env)
+			}
+		})
+	}
+}
