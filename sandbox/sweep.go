@@ -173,8 +173,10 @@ func ownerAlive(dir string) bool {
 		fi, statErr := os.Stat(dir)
 		return statErr == nil && time.Since(fi.ModTime()) < ownerGrace
 	}
-	now, err := procStartTime(pid)
-	return err == nil && now == start
+	// A zombie (or a dying task) is an owner that has ended and not yet
+	// been reaped: as dead as one that is gone.
+	state, now, err := procStat(pid)
+	return err == nil && now == start && state != "Z" && state != "X"
 }
 
 // ownerGrace is how long a state directory without a readable owner

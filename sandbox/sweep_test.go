@@ -73,6 +73,48 @@ func TestSweep(t *testing.T) {
 	}
 }
 
+// TestSweepZombieOwner: a supervisor that was killed but not yet reaped
+// (a zombie whose parent has not waited) is dead: its entry is swept at
+// once, not left for a later sweep.
+func TestSweepZombieOwner(t *testing.T) {
+	state := t.TempDir()
+	child := exec.Command("/bin/true")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := child.Process.Pid
+	t.Cleanup(func() { _ = child.Wait() })
+	// Until Wait, the ended child is a zombie with its start time.
+	var start uint64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		state, st, err := procStat(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state == "Z" {
+			start = st
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d never became a zombie (state %s)", pid, state)
+		}
+	}
+	entry := filepath.Join(state, "tvs-zombie")
+	if err := os.Mkdir(entry, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(entry, ownerFile), fmt.Appendf(nil, "%d %d\n", pid, start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Sweep(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Removed, []string{"tvs-zombie"}) {
+		t.Errorf("report %+v, want the zombie's entry removed", rep)
+	}
+}
+
 // TestKillAndWait: the process is dead (a zombie of ours) when killAndWait
 // returns, and a stale start time spares the process the pid now names;
 // the same without a pidfd (an old kernel, or pidfd_open denied).
