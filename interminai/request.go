@@ -10,7 +10,7 @@ import (
 )
 
 // The commands, spelled as the "type" member spells them. RECEIPTS is
-// ours (issue 24); the rest are interminai's, RESIZE included although the
+// ours (docs/TERM.md); the rest are interminai's, RESIZE included although the
 // seed omits it.
 const (
 	TypeInput    = "INPUT"

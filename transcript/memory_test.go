@@ -20,7 +20,7 @@ import (
 const memChildEnv = "TRANSCRIPT_MEMORY_CHILD"
 
 // TestLongLineMemory holds ValidateReader to its memory bound, a
-// correctness property of `validate` (issue 12): peak RSS at most 32 MiB
+// correctness property of `validate` (docs/TRANSCRIPT.md): peak RSS at most 32 MiB
 // plus 4x the longest line, whatever the transcript, here with a margin:
 // at most 85% of it. Its cases are the ones where a decoded tree costs
 // most, seven observations a line each (longObservation's shapes, which

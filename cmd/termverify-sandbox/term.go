@@ -24,7 +24,7 @@ import (
 )
 
 // termStartWait bounds how long `term start` waits for its daemon to
-// listen; issue 24 asks for an answer within 2 s, and a slow host gets
+// listen; it answers within 2 s on a healthy host (docs/TERM.md), and a slow host gets
 // the rest of the margin before the start counts as failed.
 const termStartWait = 5 * time.Second
 
