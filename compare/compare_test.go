@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -77,16 +78,16 @@ func write(t *testing.T, s spec) []byte {
 	}
 	steps = append(steps,
 		func() error { return w.Observe(obs(`{"count":0}`)) },
-		func() error { return w.Input(transcript.Text{Text: s.text}) },
+		func() error { return w.Input(input.Text{Text: s.text}) },
 		func() error { return w.Observe(obs(s.state)) },
 	)
 	if s.key {
 		steps = append(steps,
-			func() error { return w.Input(transcript.Key{Keys: []string{"Enter"}}) },
+			func() error { return w.Input(input.Key{Keys: []string{"Enter"}}) },
 			func() error { return w.Observe(obs(s.state)) })
 	}
 	steps = append(steps,
-		func() error { return w.Input(transcript.Stop{}) },
+		func() error { return w.Input(input.Stop{}) },
 		func() error { return w.Finish(transcript.Exit{Kind: transcript.ExitCode, Code: s.exit}) },
 		w.Close)
 	for i, step := range steps {

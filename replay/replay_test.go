@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/compare"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/sharedtest"
 	"github.com/termverify/termverify-sandbox/supervisor"
@@ -59,7 +60,7 @@ func TestRequest(t *testing.T) {
 	if len(req.Inputs) != len(in) || len(in) != 4 {
 		t.Errorf("%d inputs, want the source's %d", len(req.Inputs), len(in))
 	}
-	if _, stop := req.Inputs[len(req.Inputs)-1].(transcript.Stop); !stop {
+	if _, stop := req.Inputs[len(req.Inputs)-1].(input.Stop); !stop {
 		t.Error("the source's input.stop is not the last input")
 	}
 	if req, _ := Request(src, Options{RunID: "other"}); req.RunID != "other" {

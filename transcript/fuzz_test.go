@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -151,14 +152,14 @@ func FuzzWriter(f *testing.F) {
 				}
 				err = w.Observe(o)
 			case 5:
-				ins := []Input{
-					Text{Text: p.str()},
-					Key{Keys: []string{p.str(), p.str()}[:1+p.pick(2)]},
-					Resize{Columns: p.num(), Rows: 24},
-					Mouse{Action: []string{"press", "release", "move", "scroll", "drag"}[p.pick(5)], Column: p.num(), Row: 1, Button: []string{"", "left"}[p.pick(2)], Delta: p.num()},
-					ClipboardSet{Text: p.str()},
-					ClockAdvanced{DeltaMS: p.num()},
-					Stop{},
+				ins := []input.Input{
+					input.Text{Text: p.str()},
+					input.Key{Keys: []string{p.str(), p.str()}[:1+p.pick(2)]},
+					input.Resize{Columns: p.num(), Rows: 24},
+					input.Mouse{Action: []string{"press", "release", "move", "scroll", "drag"}[p.pick(5)], Column: p.num(), Row: 1, Button: []string{"", "left"}[p.pick(2)], Delta: p.num()},
+					input.ClipboardSet{Text: p.str()},
+					input.ClockAdvanced{DeltaMS: p.num()},
+					input.Stop{},
 				}
 				err = w.Input(ins[p.pick(len(ins))])
 			case 6:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -512,72 +513,11 @@ func checkTerminalPayload(kind string, p *canon.Value) (string, error) {
 }
 
 // checkInputPayload checks the members an input kind carries besides
-// at_ms. The decoders hold scripts and records to it as well, so that an
-// input one of them accepts is one the Writer records.
+// at_ms: the input vocabulary's rules (input.CheckPayload), the same ones
+// input.ReadScript holds a script line to, so that an input it accepts is
+// one the Writer records.
 func checkInputPayload(kind string, p *canon.Value) (string, error) {
-	switch kind {
-	case KindInputText:
-		if _, ok := str(get(p, "text")); !ok {
-			return RuleInputText, errors.New("input.text requires a string text member")
-		}
-	case KindInputClipboard:
-		if _, ok := str(get(p, "text")); !ok {
-			return RuleClipboard, errors.New("input.clipboard_set requires a string text member")
-		}
-	case KindInputKey:
-		if k := get(p, "keys"); k == nil || !validChordValue(k) {
-			return RuleKeyChord, errors.New("input.key requires one canonical termverify.key/v1 chord")
-		}
-	case KindInputResize:
-		_, ok1 := posInt(get(p, "columns"))
-		_, ok2 := posInt(get(p, "rows"))
-		if !ok1 || !ok2 {
-			return RuleResize, errors.New("input.resize requires positive integer columns and rows")
-		}
-	case KindInputMouse:
-		return checkMouse(p)
-	case KindInputClock:
-		if _, ok := posInt(get(p, "delta_ms")); !ok {
-			return RuleClockAdvanced, errors.New("input.clock_advanced delta_ms must be a positive integer")
-		}
-	}
-	return "", nil
-}
-
-func checkMouse(p *canon.Value) (string, error) {
-	action, _ := str(get(p, "action"))
-	_, okc := nonNegInt(get(p, "column"))
-	_, okr := nonNegInt(get(p, "row"))
-	switch action {
-	case MousePress, MouseRelease, MouseMove, MouseScroll:
-	default:
-		okc = false
-	}
-	if !okc || !okr {
-		return RuleMousePosition, errors.New("input.mouse action must be press|release|move|scroll with column, row >= 0")
-	}
-	button, hasButton := p.Get("button")
-	delta, hasDelta := p.Get("delta")
-	switch action {
-	case MousePress, MouseRelease:
-		b, _ := str(button)
-		if !hasButton || hasDelta || (b != "left" && b != "middle" && b != "right") {
-			return RuleMouseButton, errors.New("input.mouse press/release needs button left|middle|right and no delta")
-		}
-	case MouseScroll:
-		n, ok := int64(0), false
-		if hasDelta {
-			n, ok = delta.Int()
-		}
-		if !hasDelta || hasButton || !ok || n == 0 {
-			return RuleMouseDelta, errors.New("input.mouse scroll needs a non-zero integer delta and no button")
-		}
-	case MouseMove:
-		if hasButton || hasDelta {
-			return RuleMouseDelta, errors.New("input.mouse move forbids button and delta")
-		}
-	}
-	return "", nil
+	return input.CheckPayload(kind, p)
 }
 
 func checkDiagnostic(p *canon.Value) error {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/receipts"
 )
@@ -279,14 +280,14 @@ func streamBase(tb testing.TB) []byte {
 	}
 	must(w.Observe(obs(nil)))
 	for i := range 12 {
-		ins := []Input{Text{Text: "hello"}, Key{Keys: []string{"Control", "c"}}, ClockAdvanced{DeltaMS: 5}, Resize{Columns: 80, Rows: 24}}
+		ins := []input.Input{input.Text{Text: "hello"}, input.Key{Keys: []string{"Control", "c"}}, input.ClockAdvanced{DeltaMS: 5}, input.Resize{Columns: 80, Rows: 24}}
 		must(w.Input(ins[i%len(ins)]))
 		if i%3 == 1 {
 			must(w.Diagnostic(Diagnostic{Code: "note", Message: "m"}))
 		}
 		must(w.Observe(obs(nil)))
 	}
-	must(w.Input(Stop{}))
+	must(w.Input(input.Stop{}))
 	exit := Exit{Kind: ExitCode, Code: 3}
 	must(w.Observe(obs(&exit)))
 	must(w.Finish(exit))

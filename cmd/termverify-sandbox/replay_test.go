@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/replay"
 	"github.com/termverify/termverify-sandbox/supervisor"
@@ -161,7 +162,7 @@ func TestReplay(t *testing.T) {
 	t.Run("a source without input.stop that ended itself replays equivalent", func(t *testing.T) {
 		exit3 := record("exit3.jsonl", exitFailed, "--", "./echo-subject", "exit-mid-epoch", "3")
 		in, _ := readSource(t, exit3).Inputs()
-		if _, stop := in[len(in)-1].(transcript.Stop); stop {
+		if _, stop := in[len(in)-1].(input.Stop); stop {
 			t.Fatal("the source has input.stop")
 		}
 		if stdout, stderr, code := rerun(exit3, "exit3-again.jsonl", "--", "./echo-subject", "exit-mid-epoch", "3"); code != exitOK {
