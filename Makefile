@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin/termverify-sandbox
 PKGS      := ./...
 FUZZTIME  ?= 10m
-SHORTFUZZ ?= 10s
+SHORTFUZZ ?= 5s
 
 .PHONY: all setup build example test test-race fuzz fuzz-short bench lint mutate clean
 
