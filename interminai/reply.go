@@ -177,6 +177,35 @@ type StatusData struct {
 	Running  bool  `json:"running"`
 	ExitCode *int  `json:"exit_code,omitempty"`
 	Activity *bool `json:"activity,omitempty"`
+	// Sandbox (ours) says how the program is sandboxed: the enforcement
+	// tier of its filesystem, network and terminal ("os", "delivered"),
+	// as RECEIPTS gives them. Absent where the program never started.
+	Sandbox *SandboxData `json:"sandbox,omitempty"`
+}
+
+// SandboxData is STATUS's description of the sandbox.
+type SandboxData struct {
+	Isolation  string `json:"isolation"`
+	Filesystem string `json:"filesystem"`
+	Network    string `json:"network"`
+	Terminal   string `json:"terminal"`
+}
+
+// ReceiptsData is RECEIPTS' reply data (ours): one receipt for each of
+// the seven constraints, in the transcript receipts' order and words.
+type ReceiptsData struct {
+	Receipts []ReceiptData `json:"receipts"`
+}
+
+// ReceiptData is one constraint's receipt. Status is "applied" (with
+// Tier "os" or "delivered") or "unsupported" (with Reason). Mechanism
+// names what enforces an os tier.
+type ReceiptData struct {
+	Constraint string `json:"constraint"`
+	Status     string `json:"status"`
+	Tier       string `json:"tier,omitempty"`
+	Mechanism  string `json:"mechanism,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // WaitExitData is WAIT's reply data in the seed's normal mode: the program

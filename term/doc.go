@@ -32,6 +32,7 @@
 //
 // What it does not do (yet): files written by the program belong to the
 // sandbox's uid, not the caller's, and the program may write only where
-// that uid may; RECEIPTS gets an error reply that says so. It never prints
-// and never exits the process: the CLI does.
+// that uid may. RECEIPTS (receipts.go) claims only what the sandbox
+// verified before the program ran. It never prints and never exits the
+// process: the CLI does.
 package term

@@ -163,7 +163,7 @@ func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 		}, nil
 	case *interminai.Status:
 		st := d.Status(req.Activity)
-		out := interminai.StatusData{Running: st.Running}
+		out := interminai.StatusData{Running: st.Running, Sandbox: d.sandboxStatus()}
 		if !st.Running {
 			out.ExitCode = &st.ExitCode
 		}
@@ -185,6 +185,8 @@ func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 		return nil, nil
 	case *interminai.Debug:
 		return d.Debug(req.Clear)
+	case *interminai.Receipts:
+		return d.Receipts()
 	case *interminai.Stop:
 		s.shutdown(ctx)
 		return interminai.StopData{Message: interminai.StopMessage}, nil

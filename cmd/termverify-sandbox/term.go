@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ const termStartWait = 5 * time.Second
 // termNotBuilt is what `term` says plainly it does not do yet.
 const termNotBuilt = `Not built yet: --allow and the other sandbox flags, --isolation auto,
 files owned by the caller (they belong to the sandbox's uid), output
---cursor inverse|both, receipts.`
+--cursor inverse|both.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -48,7 +49,7 @@ subcommands are its clients.
 	// interminai's are, flag errors included.
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return termFail(cmd, err) })
 	c.AddCommand(newTermStartCmd(), newTermInputCmd(), newTermOutputCmd(), newTermStatusCmd(),
-		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermDebugCmd(), newTermStopCmd())
+		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermDebugCmd(), newTermReceiptsCmd(), newTermStopCmd())
 	return c
 }
 
@@ -489,9 +490,11 @@ func newTermStatusCmd() *cobra.Command {
 		Use:   "status --socket PATH [--quiet]",
 		Short: "Say whether the program runs, whether it printed since the last look, and its exit code",
 		Long: `status prints "Running: true|false", "Activity: true|false" (output
-since the last look; reading clears it) and, once the program has ended,
-"Exit code: N". With --quiet it prints nothing and exits 0 while the
-program runs, and with the program's exit code (1 for 0) after.`,
+since the last look; reading clears it), "Sandbox: ..." (the isolation and
+the tiers of the filesystem, network and terminal, as receipts gives them)
+and, once the program has ended, "Exit code: N". With --quiet it prints
+nothing and exits 0 while the program runs, and with the program's exit
+code (1 for 0) after.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := termCtx()
@@ -509,6 +512,9 @@ program runs, and with the program's exit code (1 for 0) after.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Running: %t\n", st.Running)
 			fmt.Fprintf(out, "Activity: %t\n", st.Activity != nil && *st.Activity)
+			if sb := st.Sandbox; sb != nil {
+				fmt.Fprintf(out, "Sandbox: isolation %s, filesystem %s, network %s, terminal %s\n", sb.Isolation, sb.Filesystem, sb.Network, sb.Terminal)
+			}
 			if st.ExitCode != nil {
 				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
 			}
@@ -687,6 +693,50 @@ func termDebugView(d interminai.DebugData) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+func newTermReceiptsCmd() *cobra.Command {
+	var tc termClient
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "receipts --socket PATH [--json]",
+		Short: "Say, per constraint, what the sandbox applied and at which tier",
+		Long: `receipts prints one line per constraint (seed, clock, locale, timezone,
+terminal, filesystem, network) in the transcript receipts' words: the tier
+applied (os: an OS mechanism enforces it and was checked; delivered: the
+value was only handed over) with what enforces it, or "unsupported" with
+why. --json prints the reply's data.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := termCtx()
+			defer cancel()
+			var rs interminai.ReceiptsData
+			if err := tc.data(ctx, &interminai.Receipts{}, &rs); err != nil {
+				return termFail(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				b, err := json.Marshal(rs)
+				if err != nil {
+					return termFail(cmd, err)
+				}
+				_, err = fmt.Fprintf(out, "%s\n", b)
+				return err
+			}
+			for _, r := range rs.Receipts {
+				switch {
+				case r.Tier != "":
+					fmt.Fprintf(out, "%-10s  %-9s  %s\n", r.Constraint, r.Tier, r.Mechanism)
+				default:
+					fmt.Fprintf(out, "%-10s  %-9s  %s\n", r.Constraint, r.Status, r.Reason)
+				}
+			}
+			return nil
+		},
+	}
+	tc.flags(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the reply's data as JSON")
+	return c
 }
 
 func newTermStopCmd() *cobra.Command {

@@ -570,6 +570,42 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("receipts", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		out := h.mustRun("receipts", "--socket", d.socket, "--json")
+		var rs struct {
+			Receipts []struct{ Constraint, Status, Tier, Mechanism, Reason string }
+		}
+		if err := json.Unmarshal([]byte(out), &rs); err != nil {
+			t.Fatalf("receipts --json %q: %v", out, err)
+		}
+		want := map[string]string{"seed": "unsupported", "clock": "unsupported", "locale": "delivered", "timezone": "unsupported",
+			"terminal": "os", "filesystem": "os", "network": "os"}
+		order := []string{"seed", "clock", "locale", "timezone", "terminal", "filesystem", "network"}
+		if len(rs.Receipts) != len(order) {
+			t.Fatalf("receipts %+v, want the seven constraints", rs.Receipts)
+		}
+		for i, r := range rs.Receipts {
+			got := r.Tier
+			if got == "" {
+				got = r.Status
+			}
+			if r.Constraint != order[i] || got != want[r.Constraint] {
+				t.Errorf("receipt %d: %+v, want %s %s", i, r, order[i], want[order[i]])
+			}
+		}
+		if fs := rs.Receipts[5]; !strings.Contains(fs.Mechanism, "binds") {
+			t.Errorf("filesystem receipt %+v does not name the verified binds", fs)
+		}
+		if st := h.mustRun("status", "--socket", d.socket); !strings.Contains(st, "Sandbox: isolation os, filesystem os, network os, terminal os\n") {
+			t.Errorf("status %q does not say how the program is sandboxed", st)
+		}
+		if table := h.mustRun("receipts", "--socket", d.socket); !strings.Contains(table, "network     os") {
+			t.Errorf("receipts table %q", table)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
