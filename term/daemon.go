@@ -64,6 +64,11 @@ type Config struct {
 	// Write and Read are more host directories the program sees at their
 	// own paths, read-write and read-only.
 	Write, Read []string
+	// Allow is the network allow-list (host:port, TCP); empty: no
+	// network at all.
+	Allow []netpolicy.HostPort
+	// Limits are the sandbox's; nil: sandbox.DefaultLimits().
+	Limits *sandbox.Limits
 	// Env is the caller's environment; the program gets it less what
 	// names host places (HOME, PWD, TMPDIR, XDG_RUNTIME_DIR,
 	// SSH_AUTH_SOCK), with TERM, LANG, HOME, PWD and TMPDIR set. Its
@@ -214,6 +219,12 @@ func (cfg Config) spec() (sandbox.Spec, error) {
 		Limits:    sandbox.DefaultLimits(),
 		Terminal:  &sandbox.TerminalSize{Cols: uint16(cols), Rows: uint16(rows)},
 		StateDir:  cfg.StateDir,
+	}
+	if len(cfg.Allow) > 0 {
+		s.Network = netpolicy.Policy{Mode: netpolicy.AllowList, Allowed: cfg.Allow}
+	}
+	if cfg.Limits != nil {
+		s.Limits = *cfg.Limits
 	}
 	return s, s.Validate()
 }

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/netpolicy"
 	"github.com/termverify/termverify-sandbox/term"
 )
 
@@ -30,9 +31,8 @@ import (
 const termStartWait = 5 * time.Second
 
 // termNotBuilt is what `term` says plainly it does not do yet.
-const termNotBuilt = `Not built yet: --allow and the other sandbox flags, --isolation auto,
-files owned by the caller (they belong to the sandbox's uid), output
---cursor inverse|both.`
+const termNotBuilt = `Not built yet: --isolation auto, files owned by the caller (they
+belong to the sandbox's uid), output --cursor inverse|both.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -71,6 +71,8 @@ type termStartOptions struct {
 	readyFD    int
 	write      []string
 	read       []string
+	allow      []string
+	limits     limitFlags
 }
 
 func newTermStartCmd() *cobra.Command {
@@ -102,6 +104,8 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.StringVar(&o.emulator, "emulator", "xterm", "xterm or custom: accepted for interminai's compatibility; one emulator serves both")
 	f.StringArrayVar(&o.write, "write", nil, "a host directory the program may write, at its own path (repeatable)")
 	f.StringArrayVar(&o.read, "read", nil, "a host directory the program may read, at its own path (repeatable)")
+	f.StringArrayVar(&o.allow, "allow", nil, "allow TCP to HOST:PORT (repeatable); without it there is no network")
+	o.limits.register(f)
 	f.IntVar(&o.readyFD, "ready-fd", 0, "")
 	_ = f.MarkHidden("ready-fd")
 	return c
@@ -133,7 +137,20 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if err != nil {
 		return termFail(cmd, fmt.Errorf("--read: %w", err))
 	}
-	cfg := term.Config{Args: args, Env: os.Environ(), Write: write, Read: read, Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
+	limits, err := o.limits.limits()
+	if err != nil {
+		return termFail(cmd, err)
+	}
+	var allow []netpolicy.HostPort
+	for _, a := range o.allow {
+		hp, err := netpolicy.ParseHostPort(a)
+		if err != nil {
+			return termFail(cmd, fmt.Errorf("--allow: %w", err))
+		}
+		allow = append(allow, hp)
+	}
+	cfg := term.Config{Args: args, Env: os.Environ(), Write: write, Read: read, Allow: allow, Limits: &limits,
+		Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -191,6 +208,12 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	for _, r := range o.read {
 		argv = append(argv, "--read", r)
 	}
+	for _, a := range o.allow {
+		argv = append(argv, "--allow", a)
+	}
+	l := o.limits
+	argv = append(argv, "--memory", l.memory, "--pids", strconv.FormatInt(l.pids, 10), "--cpus", strconv.FormatFloat(l.cpus, 'g', -1, 64),
+		"--file-size", l.fileSize, "--tmp-size", l.tmpSize, "--limits", l.mode)
 	child := exec.Command(exe, append(append(argv, "--"), args...)...)
 	child.ExtraFiles = []*os.File{w}
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -606,6 +606,47 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("allow", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				fmt.Fprintln(c, "hello from the host")
+				c.Close()
+			}
+		}()
+		t.Cleanup(func() { ln.Close() })
+		port := ln.Addr().(*net.TCPAddr).Port
+		probe := fmt.Sprintf(`import socket
+try:
+    s = socket.create_connection(("127.0.0.1", %d), timeout=5)
+    print("got:" + s.recv(64).decode().strip())
+except OSError as e:
+    print("refused:" + type(e).__name__)
+print("done")
+`, port)
+		for _, tc := range []struct {
+			name  string
+			flags []string
+			want  string
+		}{
+			{"allowed", []string{"--allow", fmt.Sprintf("127.0.0.1:%d", port)}, "got:hello from the host"},
+			{"denied by default", nil, "refused:"},
+		} {
+			h := newTermHarness(t, bin, "")
+			d := h.start(append(tc.flags, "--", "/usr/bin/python3", "-c", probe)...)
+			if s := h.waitScreen(d, "done"); !strings.Contains(s, tc.want) {
+				t.Errorf("%s: screen %q lacks %q", tc.name, s, tc.want)
+			}
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
