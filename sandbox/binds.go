@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,6 +22,9 @@ type Bind struct {
 	// Writable maps it read-write; otherwise it is read-only.
 	Writable bool
 }
+
+// Owner is a host user and group (Spec.BindOwner).
+type Owner struct{ UID, GID int }
 
 // dest is where b is mounted.
 func (b Bind) dest() string {
@@ -38,6 +44,9 @@ var reservedDests = []string{"/proc", "/dev", "/sys", "/etc", Workdir}
 func (s *Spec) validateBinds() error {
 	if (len(s.Binds) > 0 || s.Dir != "") && s.isolation() != IsolationOS {
 		return &SpecError{"Binds", "binds and Dir need isolation os (a mount namespace of the sandbox's own)"}
+	}
+	if o := s.BindOwner; o != nil && (len(s.Binds) == 0 || o.UID < 0 || o.GID < 0) {
+		return &SpecError{"BindOwner", "needs Binds and ids that are not negative"}
 	}
 	if len(s.Binds) > 0 && s.RootFS != "" {
 		// A bind's mountpoint would be resolved inside the caller's
@@ -138,6 +147,72 @@ func (sb *Sandbox) verifyBinds(procRoot string) error {
 		if ro := st.Flags&unix.ST_RDONLY != 0; ro == b.writable {
 			return stepErr("verify", "bind", fmt.Errorf("%w: %s is mounted read-only %v, want writable %v", ErrNotVerified, b.dest, ro, b.writable))
 		}
+		if err := sb.verifyBindOwner(procRoot, b); err != nil {
+			return stepErr("verify", "bind owner", fmt.Errorf("%w: %w", ErrNotVerified, err))
+		}
 	}
 	return nil
+}
+
+// verifyBindOwner checks Spec.BindOwner's idmapping on b from the owner
+// its directory is seen with through the sandbox: the subject's uid and
+// gid where the directory is BindOwner's on the filesystem, the overflow
+// ids where it is another's; without BindOwner, the filesystem's own.
+func (sb *Sandbox) verifyBindOwner(procRoot string, b openBind) error {
+	var src, seen unix.Stat_t
+	if err := unix.Fstat(int(b.dir.file.Fd()), &src); err != nil {
+		return err
+	}
+	if err := unix.Stat(procRoot+b.dest, &seen); err != nil {
+		return err
+	}
+	wantUID, wantGID := int(src.Uid), int(src.Gid)
+	if o := sb.spec.BindOwner; o != nil {
+		wantUID, wantGID = overflowID("uid"), overflowID("gid")
+		if int(src.Uid) == o.UID {
+			wantUID = sb.hostUID
+		}
+		if int(src.Gid) == o.GID {
+			wantGID = sb.hostGID
+		}
+	}
+	if int(seen.Uid) != wantUID || int(seen.Gid) != wantGID {
+		return fmt.Errorf("%s is owned by %d:%d through the sandbox, want %d:%d (on the host %d:%d)", b.dest, seen.Uid, seen.Gid, wantUID, wantGID, src.Uid, src.Gid)
+	}
+	return nil
+}
+
+// overflowID is the kernel's overflow uid or gid (kind "uid" or "gid"),
+// what an unmapped id is seen as; 65534 when unreadable.
+func overflowID(kind string) int {
+	b, err := os.ReadFile("/proc/sys/kernel/overflow" + kind)
+	if err != nil {
+		return 65534
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 65534
+	}
+	return n
+}
+
+// bindIDMapping is the idmapping of Spec.BindOwner for the binds: the
+// subject's host uid and gid (the kernel's view of them, inside a user
+// namespace too) are BindOwner's on the filesystem, and nothing else is
+// mapped. nil without BindOwner.
+func (sb *Sandbox) bindIDMapping(rootless bool) (*configs.MountIDMapping, error) {
+	o := sb.spec.BindOwner
+	if o == nil {
+		return nil, nil
+	}
+	if rootless {
+		return nil, stepErr("binds", "owner", fmt.Errorf("%w: files owned by the caller need an idmapped mount, which a rootless supervisor cannot make", ErrInvalidSpec))
+	}
+	// In runc's terms the mapping is that of a user namespace applied to
+	// the mount: an id ContainerID on the filesystem is seen, and written,
+	// as HostID through it.
+	return &configs.MountIDMapping{
+		UIDMappings: []configs.IDMap{{ContainerID: int64(o.UID), HostID: int64(sb.hostUID), Size: 1}},
+		GIDMappings: []configs.IDMap{{ContainerID: int64(o.GID), HostID: int64(sb.hostGID), Size: 1}},
+	}, nil
 }

@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // bindDir is a fresh host directory the sandbox's uid may write, with a
@@ -141,4 +144,42 @@ func TestBindsRefused(t *testing.T) {
 			t.Errorf("Validate: %v, want ErrSymlinkPath", err)
 		}
 	})
+}
+
+// TestBindOwner: with BindOwner, a bind of a directory only its owner may
+// write (a root-owned 0700 one, as a CI's temporary directory is) is
+// writable by the subject, what the subject creates there belongs to the
+// owner on the host, the owner's files appear as the subject's own, and
+// another owner's appear as the overflow id.
+func TestBindOwner(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir() // root's, 0700
+	if err := os.WriteFile(filepath.Join(dir, "mine"), []byte("secret of the owner\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(other, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	spec := f.spec("/bin/sh", "-c", `cat mine; echo made >new && echo wrote; echo "me $(id -u) dir $(stat -c %u .) other $(stat -c %u other)"; grep -c idmapped /proc/self/mountinfo`)
+	spec.Root = ""
+	spec.Binds = []Bind{{Source: dir, Writable: true}}
+	spec.Dir = dir
+	spec.BindOwner = &Owner{UID: 0, GID: 0}
+	ex, out, stderr, sb := runBox(t, spec, 20*time.Second)
+	if ex.ShellStatus() != 0 {
+		t.Fatalf("exit %+v stderr %q out %q", ex, stderr, out)
+	}
+	uid := strconv.Itoa(sb.Evidence().UID)
+	lines := strings.Split(out, "\n")
+	if len(lines) != 4 || lines[0] != "secret of the owner" || lines[1] != "wrote" || lines[2] != "me "+uid+" dir "+uid+" other 65534" || lines[3] == "0" {
+		t.Errorf("subject printed %q (stderr %q), want the owner's file read, a write, its own uid %s for the owner's files, 65534 for another's, an idmapped mount", out, stderr, uid)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(dir, "new"), &st); err != nil || st.Uid != 0 || st.Gid != 0 {
+		t.Errorf("the subject's new file on the host: uid %d gid %d (%v), want the owner's 0:0", st.Uid, st.Gid, err)
+	}
 }

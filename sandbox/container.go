@@ -67,7 +67,11 @@ func (sb *Sandbox) startContainer(ctx context.Context, c *cleanup, rootless bool
 	if err != nil {
 		return stepErr("skeleton root", pins.dir, err)
 	}
-	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, sb.binds, pin)
+	owner, err := sb.bindIDMapping(rootless)
+	if err != nil {
+		return err
+	}
+	mounts, held, err := buildSkeleton(root, s, plan.HostsFile(), sb.root, sb.rootfs, sb.binds, owner, pin)
 	for _, h := range held {
 		c.add(h.Close)
 	}

@@ -42,9 +42,10 @@ const (
 // mounts to add, in order, and the host entries it opened for them (the
 // caller keeps them open until the sandbox is verified). root and rootfs
 // are the opened mapped root and complete root, nil when not mapped;
-// binds the opened Spec.Binds.
+// binds the opened Spec.Binds, mounted idmapped by owner when it is not
+// nil (bindIDMapping).
 // pin gives the mount source for an opened entry (pinner.source).
-func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, binds []openBind, pin func(*hostDir) (string, error)) ([]*configs.Mount, []*hostDir, error) {
+func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, binds []openBind, owner *configs.MountIDMapping, pin func(*hostDir) (string, error)) ([]*configs.Mount, []*hostDir, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +83,9 @@ func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, bin
 		if b.writable {
 			flags = rwBind
 		}
-		mounts = append(mounts, bindMount(src, b.dest, flags))
+		m := bindMount(src, b.dest, flags)
+		m.IDMapping = owner
+		mounts = append(mounts, m)
 	}
 	return mounts, held, nil
 }

@@ -103,6 +103,12 @@ type Spec struct {
 	// be that directory, with the write access asked for, before the
 	// subject runs. Isolation os only.
 	Binds []Bind
+	// BindOwner, if set, maps the subject's ids to these host ids on every
+	// bind (an idmapped mount): what the subject creates there belongs to
+	// BindOwner on the host, and what BindOwner owns there the subject
+	// may use as its own. Other owners' files appear as the overflow id.
+	// Isolation os with a root supervisor only.
+	BindOwner *Owner
 	// Dir is the subject's working directory inside the sandbox, when not
 	// the default (Workdir with Root or ScratchRoot, "/" otherwise): it
 	// must be a Bind's Dest or lie below one. Isolation os only.
