@@ -69,6 +69,10 @@ type Config struct {
 	Allow []netpolicy.HostPort
 	// Limits are the sandbox's; nil: sandbox.DefaultLimits().
 	Limits *sandbox.Limits
+	// Owner is whom the program's files belong to: every mapped directory
+	// is idmapped so that the program reads and writes there as Owner
+	// (sandbox.Spec.BindOwner). nil: the caller (CallerOwner).
+	Owner *sandbox.Owner
 	// Env is the caller's environment; the program gets it less what
 	// names host places (HOME, PWD, TMPDIR, XDG_RUNTIME_DIR,
 	// SSH_AUTH_SOCK), with TERM, LANG, HOME, PWD and TMPDIR set. Its
@@ -225,6 +229,11 @@ func (cfg Config) spec() (sandbox.Spec, error) {
 	}
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
+	}
+	s.BindOwner = cfg.Owner
+	if s.BindOwner == nil {
+		o := CallerOwner(cfg.Env)
+		s.BindOwner = &o
 	}
 	return s, s.Validate()
 }

@@ -30,9 +30,9 @@
 // default. Each directory is opened once and verified by the sandbox
 // (sandbox.Spec.Binds).
 //
-// What it does not do (yet): files written by the program belong to the
-// sandbox's uid, not the caller's, and the program may write only where
-// that uid may. RECEIPTS (receipts.go) claims only what the sandbox
-// verified before the program ran. It never prints and never exits the
-// process: the CLI does.
+// The program runs as the sandbox's unprivileged uid, and every mapped
+// directory is idmapped so that it reads and writes there as the caller
+// (CallerOwner): its files are the caller's. RECEIPTS (receipts.go) claims
+// only what the sandbox verified before the program ran. It never prints
+// and never exits the process: the CLI does.
 package term

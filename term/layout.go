@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -133,4 +134,17 @@ func workingDir(dir string) (string, error) {
 		return "", fmt.Errorf("working directory: %w", err)
 	}
 	return wd, nil
+}
+
+// CallerOwner is the user who ran term start, whom the program's files
+// belong to: the user sudo ran it for (SUDO_UID and SUDO_GID in env, which
+// sudo sets and only root can forge for itself), else the process's own
+// effective ids.
+func CallerOwner(env []string) sandbox.Owner {
+	uid, errU := strconv.Atoi(envValue(env, "SUDO_UID"))
+	gid, errG := strconv.Atoi(envValue(env, "SUDO_GID"))
+	if errU == nil && errG == nil && uid >= 0 && gid >= 0 {
+		return sandbox.Owner{UID: uid, GID: gid}
+	}
+	return sandbox.Owner{UID: os.Geteuid(), GID: os.Getegid()}
 }

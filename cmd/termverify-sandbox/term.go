@@ -31,8 +31,7 @@ import (
 const termStartWait = 5 * time.Second
 
 // termNotBuilt is what `term` says plainly it does not do yet.
-const termNotBuilt = `Not built yet: --isolation auto, files owned by the caller (they
-belong to the sandbox's uid), output --cursor inverse|both.`
+const termNotBuilt = `Not built yet: --isolation auto, output --cursor inverse|both.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -84,6 +83,9 @@ func newTermStartCmd() *cobra.Command {
 program sees read-write at its own path; --write DIR and --read DIR add
 more, and $TMPDIR is writable at its path when it is the caller's own
 (a shared one, such as /tmp, is replaced by the sandbox's private /tmp).
+What the program writes there belongs to the caller (the user sudo ran
+this for, else the caller's own ids); the program itself runs as an
+unprivileged uid of the sandbox's.
 The rest is the sandbox's default: the host's system directories
 read-only, no home, no network. It serves the terminal at a Unix socket (0600;
 without --socket, in a fresh 0700 $TMPDIR/interminai-XXXX/ directory).

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ type termHarness struct {
 	work  string
 	tmp   string
 	state string
+	env   []string // added to the commands' environment
 }
 
 func newTermHarness(t *testing.T, bin, marker string) *termHarness {
@@ -45,7 +47,14 @@ func newTermHarness(t *testing.T, bin, marker string) *termHarness {
 func (h *termHarness) cmd(args ...string) *exec.Cmd {
 	c := exec.Command(h.bin, append([]string{"term"}, args...)...)
 	c.Dir = h.work
-	c.Env = append(os.Environ(), "TMPDIR="+h.tmp)
+	// Not sudo's: the caller whom the program's files belong to is the
+	// test's own, or the one a test names (SUDO_UID, SUDO_GID).
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "SUDO_") {
+			c.Env = append(c.Env, e)
+		}
+	}
+	c.Env = append(append(c.Env, "TMPDIR="+h.tmp), h.env...)
 	return c
 }
 
@@ -463,6 +472,9 @@ func TestTerm(t *testing.T) {
 
 	t.Run("vim", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
+		// A project only its owner may write, as root's 0700 temporary
+		// directories in CI are: the edit must still land, as the owner's.
+		h.work = t.TempDir()
 		d := h.start("--", "vim", "-u", "NONE", "-i", "NONE", "-n", "-N", "notes.txt")
 		h.waitScreen(d, "notes.txt")
 		h.mustRun("input", "--socket", d.socket, "--text", `ihello from vim\e`)
@@ -476,6 +488,25 @@ func TestTerm(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(h.work, "notes.txt"))
 		if err != nil || string(b) != "hello from vim\n" {
 			t.Errorf("notes.txt: %q, %v", b, err)
+		}
+		if uid, gid := fileOwner(t, filepath.Join(h.work, "notes.txt")); uid != os.Geteuid() || gid != os.Getegid() {
+			t.Errorf("notes.txt belongs to %d:%d, want the caller %d:%d", uid, gid, os.Geteuid(), os.Getegid())
+		}
+	})
+
+	t.Run("files belong to the caller sudo names", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		h.work = t.TempDir()
+		if err := os.Chown(h.work, 4242, 4243); err != nil {
+			t.Fatal(err)
+		}
+		h.env = []string{"SUDO_UID=4242", "SUDO_GID=4243"}
+		d := h.start("--", "sh", "-c", `echo x >made && echo made:ok; touch /tmp/elsewhere; echo done; cat`)
+		if s := h.waitScreen(d, "done"); !strings.Contains(s, "made:ok") {
+			t.Errorf("screen %q: the program could not write the caller's 0700 directory", s)
+		}
+		if uid, gid := fileOwner(t, filepath.Join(h.work, "made")); uid != 4242 || gid != 4243 {
+			t.Errorf("the program's file belongs to %d:%d, want the caller sudo named, 4242:4243", uid, gid)
 		}
 	})
 
@@ -921,4 +952,14 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 	if got := fi.Mode() & (os.ModeType | os.ModePerm); got != want {
 		t.Errorf("%s: mode %v, want %v", path, got, want)
 	}
+}
+
+// fileOwner is path's uid and gid on the host.
+func fileOwner(t *testing.T, path string) (uid, gid int) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int(st.Uid), int(st.Gid)
 }
