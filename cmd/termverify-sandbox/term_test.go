@@ -20,6 +20,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/internal/tmuxtest"
 )
 
 // The term tests drive the daemon only as an agent does: through the
@@ -494,6 +495,43 @@ func TestTerm(t *testing.T) {
 		}
 	})
 
+	t.Run("vim edits: dd, arrows, Ctrl-F", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		var text strings.Builder
+		for i := 1; i <= 100; i++ {
+			fmt.Fprintf(&text, "line %d\n", i)
+		}
+		if err := os.WriteFile(filepath.Join(h.work, "lines.txt"), []byte(text.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := h.start("--", "vim", "-u", "NONE", "-i", "NONE", "-n", "-N", "lines.txt")
+		h.waitScreen(d, "lines.txt")
+		settle := func(step string) string {
+			t.Helper()
+			return h.mustRun("wait", "--socket", d.socket, "--settled", "--timeout", "10000")
+		}
+		for _, step := range []string{"dd", "\\e[B\\e[B", "dd"} {
+			h.mustRun("input", "--socket", d.socket, "--text", step)
+			settle(step)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", "\\x06") // Ctrl-F: a page forward
+		if s := settle("Ctrl-F"); !strings.Contains(s, "line 40") || strings.Contains(s, "line 2\n") {
+			t.Errorf("after Ctrl-F the screen is not a page further:\n%s", s)
+		}
+		h.mustRun("input", "--socket", d.socket, "--text", `:wq\r`)
+		if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "0\n" {
+			t.Errorf("vim's exit: %q", out)
+		}
+		b, err := os.ReadFile(filepath.Join(h.work, "lines.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		if len(lines) != 98 || lines[0] != "line 2" || lines[1] != "line 3" || lines[2] != "line 5" {
+			t.Errorf("after dd, two arrows down and dd: %d lines starting %q, want 98 starting line 2, line 3, line 5", len(lines), lines[:min(3, len(lines))])
+		}
+	})
+
 	t.Run("files belong to the caller sudo names", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		h.work = t.TempDir()
@@ -674,6 +712,54 @@ print("done")
 			d := h.start(append(tc.flags, "--", "/usr/bin/python3", "-c", probe)...)
 			if s := h.waitScreen(d, "done"); !strings.Contains(s, tc.want) {
 				t.Errorf("%s: screen %q lacks %q", tc.name, s, tc.want)
+			}
+		}
+	})
+
+	t.Run("screen text and emulator details, as tmux shows them", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		// A line longer than the screen, CJK, box drawing (UTF-8 and the
+		// DEC set), CSI G d 1K X P @ S T Z b and the pending wrap at the
+		// last column. CHT and a CPR at a pending wrap are left out: tmux
+		// ignores the one and reports the other past the last column,
+		// where we do as xterm does (docs/VT.md); the query replies are
+		// TestTermProtocol's.
+		script := `printf 'wrap:%s\n' "$(printf '%0120d' 0 | tr 0 w)"
+printf 'CJK: 日本語テキスト|\n'
+printf '┌──┐ \033(0lqqk\033(B\n'
+printf 'abcdefghij\033[4GX\033[2;30HY\033[6dZ\n'
+printf 'erase-left-here\033[8G\033[1K|\n'
+printf 'erase-chars0123\033[5G\033[3X|\n'
+printf 'delete0123456\033[3G\033[2P|\n'
+printf 'insert0123\033[3G\033[2@|\n'
+printf 'tab\tafter\033[Zback\n'
+printf 'rep:x\033[5b\n'
+printf '%080d' 0 | tr 0 e; printf 'after-pending-wrap\n'
+printf 'l1\nl2\nl3\033[1S\033[1T\n'
+echo END; exec cat
+`
+		if err := os.WriteFile(filepath.Join(h.work, "screen.sh"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := h.start("--size", "80x24", "--", "/bin/sh", "./screen.sh")
+		ours := h.waitScreen(d, "END")
+		pane := tmuxtest.Start(t, tmuxtest.Options{Cols: 80, Rows: 24, Dir: h.work,
+			Env:  []string{"PATH=/usr/bin:/bin", "TERM=xterm-256color", "LANG=C.UTF-8"},
+			Argv: []string{"/bin/sh", "./screen.sh"}})
+		theirs, _, ok := pane.Until(10*time.Second, func(ls []string, _ tmuxtest.State) bool { return strings.Contains(strings.Join(ls, "\n"), "END") })
+		if !ok {
+			t.Fatalf("tmux never showed END:\n%s", strings.Join(theirs, "\n"))
+		}
+		got := strings.Split(strings.TrimSuffix(ours, "\n"), "\n")
+		for len(got) < 24 {
+			got = append(got, "")
+		}
+		for i := range got {
+			got[i] = strings.TrimRight(got[i], " ")
+		}
+		for i := range 24 {
+			if got[i] != theirs[i] {
+				t.Errorf("line %d:\n ours %q\ntmux %q", i+1, got[i], theirs[i])
 			}
 		}
 	})
