@@ -8,6 +8,11 @@ type widthRange struct {
 	w      int8
 }
 
+// RuneWidth is the columns r takes on the screen, as the emulator draws it
+// (runeWidth): a client marking a cell of a screen the emulator printed
+// counts cells with it.
+func RuneWidth(r rune) int { return runeWidth(r) }
+
 // runeWidth returns the columns r takes on the screen: 1 or 2; 0 for a
 // mark that combines with the character before it; -1 for a rune that is
 // not drawn at all (C0 and C1 controls, unassigned code points). The

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -23,6 +24,7 @@ import (
 	"github.com/termverify/termverify-sandbox/interminai"
 	"github.com/termverify/termverify-sandbox/netpolicy"
 	"github.com/termverify/termverify-sandbox/term"
+	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // termStartWait bounds how long `term start` waits for its daemon to
@@ -31,7 +33,7 @@ import (
 const termStartWait = 5 * time.Second
 
 // termNotBuilt is what `term` says plainly it does not do yet.
-const termNotBuilt = `Not built yet: --isolation auto, output --cursor inverse|both.`
+const termNotBuilt = `Not built yet: --isolation auto.`
 
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -405,13 +407,13 @@ negative lines are the scrollback, positive ones the screen, 0 the
 boundary between them, and "-" the oldest line. -n puts a space, the
 1-based line number zero-padded to the width of the last one, and a TAB
 before each line. --cursor print puts "Cursor: row R, col C" (1-based)
-first; --cursor inverse and both are not built yet.`,
+first; --cursor inverse shows the cell under the cursor in reverse video
+(ESC[7m…ESC[27m; not with --no-color, which prints no escape at all);
+--cursor both does both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch cursor {
-			case "none", "print":
-			case "inverse", "both":
-				return termFail(cmd, fmt.Errorf("--cursor %s is not built yet", cursor))
+			case "none", "print", "inverse", "both":
 			default:
 				return termFail(cmd, fmt.Errorf("--cursor %q: want none, print, inverse or both", cursor))
 			}
@@ -436,14 +438,17 @@ first; --cursor inverse and both are not built yet.`,
 			if err := rep.DecodeData(&out); err != nil {
 				return termFail(cmd, fmt.Errorf("read the reply: %w", err))
 			}
-			_, err = io.WriteString(cmd.OutOrStdout(), termView(out, number, cursor == "print"))
+			if (cursor == "inverse" || cursor == "both") && !noColor {
+				out.Screen = markCursor(out, true)
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), termView(out, number, cursor == "print" || cursor == "both"))
 			return err
 		},
 	}
 	tc.flags(c)
 	c.Flags().BoolVar(&noColor, "no-color", false, "plain text, no escape sequence at all")
 	c.Flags().BoolVarP(&number, "number", "n", false, "number the lines")
-	c.Flags().StringVar(&cursor, "cursor", "none", "none or print (inverse and both are not built yet)")
+	c.Flags().StringVar(&cursor, "cursor", "none", "none, print (a first line saying where it is), inverse (its cell in reverse video) or both")
 	c.Flags().StringVar(&from, "from", "", "first line: N on the screen, -N in the scrollback, - the oldest")
 	c.Flags().StringVar(&to, "to", "", "last line (0: the last scrollback line)")
 	return c
@@ -796,4 +801,73 @@ func absDirs(dirs []string) ([]string, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// markCursor is out's screen with the cell under the cursor in reverse
+// video (ESC[7m…ESC[27m), when the cursor's line is among the lines out
+// holds; ansi says the lines hold SGR sequences, which take no cell. A
+// cursor past a line's last printed cell marks a space there.
+func markCursor(out interminai.OutputData, ansi bool) string {
+	lines := strings.SplitAfter(out.Screen, "\n")
+	first := 1 // the screen line the output's first line is
+	if out.From < 0 {
+		first = out.From // scrollback lines come first
+	} else if out.From > 1 {
+		first = out.From
+	}
+	idx := out.Cursor.Row + 1 - first
+	if first < 0 {
+		idx = -first + out.Cursor.Row // line 0 (the boundary) is not a line
+	}
+	if idx < 0 || idx >= len(lines) || (idx == len(lines)-1 && lines[idx] == "") {
+		return out.Screen
+	}
+	lines[idx] = markCell(lines[idx], out.Cursor.Col, ansi)
+	return strings.Join(lines, "")
+}
+
+// markCell wraps the character covering cell col of line in reverse video.
+func markCell(line string, col int, ansi bool) string {
+	body, nl := strings.CutSuffix(line, "\n")
+	var b strings.Builder
+	cell := 0
+	for i := 0; i < len(body); {
+		if ansi && body[i] == 0x1b {
+			j := i + 1
+			if j < len(body) && body[j] == '[' {
+				for j++; j < len(body) && (body[j] < 0x40 || body[j] > 0x7e); j++ {
+				}
+			}
+			j = min(j+1, len(body))
+			b.WriteString(body[i:j])
+			i = j
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(body[i:])
+		w := max(vt.RuneWidth(r), 0)
+		// The character and the marks that combine with it are one cell.
+		end := i + n
+		for end < len(body) {
+			r2, n2 := utf8.DecodeRuneInString(body[end:])
+			if vt.RuneWidth(r2) != 0 {
+				break
+			}
+			end += n2
+		}
+		if cell <= col && col < cell+max(w, 1) {
+			b.WriteString("\x1b[7m" + body[i:end] + "\x1b[27m" + body[end:])
+			if nl {
+				b.WriteString("\n")
+			}
+			return b.String()
+		}
+		b.WriteString(body[i:end])
+		cell += w
+		i = end
+	}
+	b.WriteString(strings.Repeat(" ", max(col-cell, 0)) + "\x1b[7m \x1b[27m")
+	if nl {
+		b.WriteString("\n")
+	}
+	return b.String()
 }

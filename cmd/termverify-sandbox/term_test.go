@@ -280,6 +280,15 @@ func TestTerm(t *testing.T) {
 		if out != want {
 			t.Errorf("output -n --cursor print --to 5:\n%q, want\n%q", out, want)
 		}
+		h.mustRun("input", "--socket", d.socket, "--text", `ab`)
+		h.waitScreen(d, "from stdin\nab")
+		out, _, _ = h.run("output", "--socket", d.socket, "--cursor", "both", "--to", "5")
+		if want := "Cursor: row 5, col 3\n"; !strings.HasPrefix(out, want) || !strings.Contains(out, "ab\x1b[7m \x1b[27m") {
+			t.Errorf("output --cursor both: %q, want %q first and the cell after ab in reverse video", out, want)
+		}
+		if out, _, _ = h.run("output", "--socket", d.socket, "--no-color", "--cursor", "inverse"); strings.Contains(out, "\x1b") {
+			t.Errorf("output --no-color --cursor inverse printed an escape: %q", out)
+		}
 	})
 
 	t.Run("large input", func(t *testing.T) {
