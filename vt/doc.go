@@ -1,11 +1,12 @@
 // Package vt is an in-memory VT terminal emulator: bytes a program writes
 // to its terminal go in, and the screen that a terminal would show comes
 // out, as lines, cells with their attributes, the cursor, the modes and
-// the title. Today it is the screen model of the PTY mode (ptydrive feeds
-// it the terminal's output, and the supervisor bounds a requested terminal
-// by MaxCols × MaxRows) and of the render command, which prints the screen
-// left by a recorded byte stream. It is checked line for line against tmux
-// on recorded streams of real programs.
+// the title. It is the screen model of the PTY mode (ptydrive feeds it the
+// terminal's output, and the supervisor bounds a requested terminal by
+// MaxCols × MaxRows), of the term daemon (which feeds it all the time and
+// keeps its scrollback), and of the render command, which prints the
+// screen left by a recorded byte stream. It is checked line for line
+// against tmux on recorded streams of real programs.
 //
 // What it promises:
 //
