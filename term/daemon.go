@@ -426,9 +426,17 @@ func (d *Daemon) Wait(ctx context.Context, activity bool) (Status, error) {
 	}
 }
 
+// ErrUncatchable: SIGSTOP cannot be forwarded by the sandbox's init; sent
+// to it, it would stop the init itself and every later signal with it.
+var ErrUncatchable = errors.New("SIGSTOP cannot be forwarded to the program: send SIGTSTP, which the program may stop on")
+
 // Signal sends sig to the program (through the sandbox's init, which
-// forwards it; SIGKILL kills the whole sandbox).
+// forwards it; SIGKILL kills the whole sandbox). SIGSTOP is refused
+// (ErrUncatchable).
 func (d *Daemon) Signal(sig unix.Signal) error {
+	if sig == unix.SIGSTOP {
+		return ErrUncatchable
+	}
 	if d.Exited() || d.box == nil {
 		return ErrExited
 	}

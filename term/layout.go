@@ -107,16 +107,21 @@ func sharedDir(dir string) (bool, error) {
 }
 
 // environ is the program's environment for l: the caller's less what
-// names host places (HOME, PWD, XDG_RUNTIME_DIR, SSH_AUTH_SOCK, TMPDIR),
-// with TERM, LANG, PWD, TMPDIR and HOME set. HOME is the private /tmp: a
+// names host places (HOME, PWD, XDG_RUNTIME_DIR, SSH_AUTH_SOCK, TMPDIR)
+// and every locale variable (LANG, LANGUAGE, LC_*), with TERM, LANG,
+// PWD, TMPDIR and HOME set. HOME is the private /tmp: a
 // program's dotfiles (.viminfo, .python_history) stay out of the project
 // and go with the sandbox.
 func (l layout) environ(env []string) []string {
 	var out []string
 	for _, e := range env {
 		k, _, _ := strings.Cut(e, "=")
-		switch k {
-		case "HOME", "PWD", "OLDPWD", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "TMPDIR", "TERM", "LANG", "LC_ALL":
+		switch {
+		case k == "HOME", k == "PWD", k == "OLDPWD", k == "XDG_RUNTIME_DIR", k == "SSH_AUTH_SOCK", k == "TMPDIR", k == "TERM":
+			continue
+		case k == "LANG", k == "LANGUAGE", strings.HasPrefix(k, "LC_"):
+			// The locale is the one RECEIPTS says was delivered: no
+			// category of the caller's may override it.
 			continue
 		}
 		out = append(out, e)
@@ -124,16 +129,20 @@ func (l layout) environ(env []string) []string {
 	return append(out, "TERM="+envTERM, "LANG="+envLANG, "HOME=/tmp", "PWD="+l.dir, "TMPDIR="+l.tmpdir)
 }
 
-// caller's working directory, for a Config without Dir.
+// workingDir is dir, or the caller's working directory by its physical
+// path (getcwd(2), not $PWD: a directory reached through a symlink, as
+// /home is on some hosts, is still mapped, at the path the kernel
+// resolves).
 func workingDir(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	wd, err := os.Getwd()
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Getcwd(buf)
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)
 	}
-	return wd, nil
+	return strings.TrimRight(string(buf[:n]), "\x00"), nil
 }
 
 // CallerOwner is the user who ran term start, whom the program's files

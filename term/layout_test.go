@@ -59,7 +59,7 @@ func TestLayout(t *testing.T) {
 			if !reflect.DeepEqual(l.binds, tc.binds) || l.tmpdir != tc.wantTmp || l.dir != work {
 				t.Errorf("binds %+v tmpdir %s dir %s, want %+v %s %s", l.binds, l.tmpdir, l.dir, tc.binds, tc.wantTmp, work)
 			}
-			env := strings.Join(l.environ([]string{"HOME=/root", "TMPDIR=/x", "KEEP=1"}), " ")
+			env := strings.Join(l.environ([]string{"HOME=/root", "TMPDIR=/x", "KEEP=1", "LC_CTYPE=en_US.ISO-8859-1", "LANGUAGE=fr", "LC_ALL=C"}), " ")
 			for _, want := range []string{"KEEP=1", "HOME=/tmp", "PWD=" + work, "TMPDIR=" + tc.wantTmp} {
 				if !strings.Contains(env, want) {
 					t.Errorf("environment %q lacks %s", env, want)
@@ -67,6 +67,9 @@ func TestLayout(t *testing.T) {
 			}
 			if strings.Contains(env, "HOME=/root") || strings.Contains(env, "TMPDIR=/x") {
 				t.Errorf("environment %q keeps the caller's host places", env)
+			}
+			if strings.Contains(env, "LC_") || strings.Contains(env, "LANGUAGE") {
+				t.Errorf("environment %q keeps a locale variable of the caller's, over the one delivered", env)
 			}
 		})
 	}

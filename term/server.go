@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -115,21 +116,57 @@ func (s *server) handle(ctx context.Context, conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	// A client that hangs up ends its request (a WAIT it no longer
-	// waits for); it sends nothing after its line, so any read's end is
-	// the hangup.
+	// waits for). Only a hangup does: a client that shut its sending side
+	// down after its line (socat, nc -N) still waits for the reply.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	served := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Go(func() {
-		var b [1]byte
-		_, _ = conn.Read(b[:])
-		cancel()
+		if hungUp(conn, served) {
+			cancel()
+		}
 	})
 	s.send(conn, s.serve(ctx, req))
-	// Ends the hangup watcher's read.
-	_ = conn.SetReadDeadline(time.Now())
+	close(served)
 	watch.Wait()
 }
+
+// hungUp waits until the client has closed its end of conn (POLLHUP: on
+// a unix stream socket only a close of both directions, never a
+// half-close, sets it) and reports true, or until done is closed.
+func hungUp(conn net.Conn, done <-chan struct{}) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		<-done
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		<-done
+		return false
+	}
+	for {
+		var hup bool
+		_ = rc.Control(func(fd uintptr) {
+			pfd := []unix.PollFd{{Fd: int32(fd)}}
+			if n, err := unix.Poll(pfd, 0); err == nil && n > 0 && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
+				hup = true
+			}
+		})
+		if hup {
+			return true
+		}
+		select {
+		case <-done:
+			return false
+		case <-time.After(hangupPoll):
+		}
+	}
+}
+
+// hangupPoll is how often a request looks for its client's hangup.
+const hangupPoll = 20 * time.Millisecond
 
 // serve carries out one request and returns its reply.
 func (s *server) serve(ctx context.Context, req interminai.Request) interminai.Reply {
@@ -188,7 +225,9 @@ func (s *server) do(ctx context.Context, req interminai.Request) (any, error) {
 	case *interminai.Receipts:
 		return d.Receipts()
 	case *interminai.Stop:
-		s.shutdown(ctx)
+		// The stop runs to its end, its grace periods included, whatever
+		// the client that asked for it does meanwhile.
+		s.shutdown(context.WithoutCancel(ctx))
 		return interminai.StopData{Message: interminai.StopMessage}, nil
 	}
 	return nil, notBuilt(req.Type())

@@ -316,7 +316,11 @@ terminal it fails.`,
 				}
 				data = string(b)
 			}
-			if _, err := tc.call(ctx, &interminai.Input{Data: data}); err != nil {
+			// A person may take longer than one call's bound to type a
+			// secret (or to end stdin): the INPUT gets a bound of its own.
+			ictx, icancel := termCtx()
+			defer icancel()
+			if _, err := tc.call(ictx, &interminai.Input{Data: data}); err != nil {
 				return termFail(cmd, err)
 			}
 			return nil

@@ -456,6 +456,11 @@ func TestTerm(t *testing.T) {
 		marker := sandboxtest.SleepMarker(1)
 		h := newTermHarness(t, bin, marker)
 		d := h.start("--", "sleep", marker)
+		// SIGSTOP would stop the sandbox's init, which forwards signals,
+		// and every later signal with it: refused, with what to send.
+		if _, errOut, status := h.run("kill", "--socket", d.socket, "--signal", "STOP"); status != 1 || !strings.Contains(errOut, "SIGTSTP") {
+			t.Errorf("kill --signal STOP: %d %q, want a refusal naming SIGTSTP", status, errOut)
+		}
 		if out := h.mustRun("kill", "--socket", d.socket, "--signal", "9"); !strings.Contains(out, "SIGKILL") {
 			t.Errorf("kill: %q", out)
 		}
@@ -903,6 +908,30 @@ func okData(t *testing.T, line string, rep map[string]any) map[string]any {
 func TestTermProtocol(t *testing.T) {
 	sandboxtest.RequireRoot(t)
 	bin := buildBinary(t)
+
+	t.Run("a half-closed client still gets its reply", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--", "cat")
+		c, err := net.Dial("unix", d.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// As socat and nc -N do: the line, then the sending side shut.
+		if _, err := io.WriteString(c, `{"type":"WAIT","activity":true}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.(*net.UnixConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the WAIT is pending, not cancelled
+		h.mustRun("input", "--socket", d.socket, "--text", `x`)
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"status":"ok"`) || !strings.Contains(line, `"activity":true`) {
+			t.Errorf("reply %q, %v; want the WAIT answered when the output came", line, err)
+		}
+	})
 
 	t.Run("robustness", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
