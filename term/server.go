@@ -3,6 +3,7 @@ package term
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"sync"
@@ -319,7 +320,15 @@ func outputRange(req *interminai.Output) Range {
 // else does.
 func (s *server) send(conn net.Conn, rep interminai.Reply) {
 	_ = conn.SetWriteDeadline(time.Now().Add(replyWrite))
-	_ = interminai.WriteReply(conn, rep)
+	line, err := interminai.EncodeReply(rep)
+	if err != nil {
+		// A reply the codec refuses (over the line bound: a whole
+		// scrollback in colour can be) is not sent: the client gets why.
+		if line, err = interminai.EncodeReply(interminai.Fail(fmt.Errorf("the reply cannot be sent (%v): ask for fewer lines with from and to", err))); err != nil {
+			return
+		}
+	}
+	_, _ = conn.Write(line)
 }
 
 // errWaitTimeout is the cause of a WAIT that reached its timeout_ms.

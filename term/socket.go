@@ -88,6 +88,14 @@ func (s *Socket) makeAuto() error {
 		if s.dir, err = parent.MkdirAll([]string{name}, 0o700, full); err != nil {
 			return fmt.Errorf("open the socket's directory: %w", err)
 		}
+		// The directory opened must be the one made: ours, 0700.
+		var st unix.Stat_t
+		if err := unix.Fstat(s.dir.Fd(), &st); err != nil {
+			return fmt.Errorf("the socket's directory: %w", os.NewSyscallError("fstat", err))
+		}
+		if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+			return fmt.Errorf("the socket's directory %s is not the one made: owner %d, mode %o", full, st.Uid, st.Mode&0o7777)
+		}
 		s.Auto, s.name, s.Path = true, autoName, filepath.Join(full, autoName)
 		return nil
 	}
@@ -120,9 +128,15 @@ func (s *Socket) openGiven(path string) error {
 	case st.Mode&unix.S_IFMT != unix.S_IFSOCK:
 		return fmt.Errorf("socket %s: it exists and is not a socket", path)
 	}
-	if c, err := net.DialTimeout("unix", s.via(), time.Second); err == nil {
+	// Only a refused connection means nobody listens: a socket we may not
+	// connect to (EACCES) or that does not answer in time is someone's.
+	c, err := net.DialTimeout("unix", s.via(), time.Second)
+	if err == nil {
 		c.Close()
 		return fmt.Errorf("socket %s: %w", path, ErrInUse)
+	}
+	if !errors.Is(err, unix.ECONNREFUSED) {
+		return fmt.Errorf("socket %s: cannot tell whether a daemon listens on it: %w", path, err)
 	}
 	if err := unix.Unlinkat(s.dir.Fd(), name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("socket %s: remove the stale socket: %w", path, os.NewSyscallError("unlinkat", err))
@@ -136,9 +150,14 @@ func (s *Socket) via() string {
 	return "/proc/self/fd/" + strconv.Itoa(s.dir.Fd()) + "/" + s.name
 }
 
-// bind listens on the socket and makes it 0600.
+// bind listens on the socket, made 0600 from the start: the umask is
+// tightened around the bind, so that no one can connect in the moment
+// before the chmod that follows (the umask is the process's; nothing else
+// of the daemon creates a file by mode meanwhile).
 func (s *Socket) bind() error {
+	old := unix.Umask(0o177)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.via(), Net: "unix"})
+	unix.Umask(old)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.Path, err)
 	}

@@ -778,6 +778,21 @@ echo END; exec cat
 		}
 	})
 
+	t.Run("a reply too long to send says so", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		// 4,000 lines of 79 cells, each cell in its own 24-bit colours:
+		// the whole scrollback in colour is over the 10 MiB line bound.
+		gen := `awk 'BEGIN { for (i = 0; i < 4000; i++) { s = ""; for (j = 0; j < 79; j++) s = s sprintf("\033[38;2;%d;%d;%dm\033[48;2;%d;%d;%dmx", j, i % 256, 7, i % 256, j, 9); print s "\033[0m" } }'; echo END; exec cat`
+		d := h.start("--", "sh", "-c", gen)
+		h.waitScreen(d, "END")
+		if _, errOut, status := h.run("output", "--socket", d.socket, "--from", "-"); status != 1 || !strings.Contains(errOut, "cannot be sent") {
+			t.Errorf("output --from - of a 10 MiB colour scrollback: %d %q, want an error saying the reply cannot be sent", status, errOut)
+		}
+		if out := h.mustRun("output", "--socket", d.socket, "--from", "-3"); !strings.Contains(out, ";38;2;") {
+			t.Errorf("output --from -3: %.200q, want the last lines in colour", out)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
