@@ -78,6 +78,15 @@ func (s *Spec) validateBinds() error {
 		}
 		h.Close()
 	}
+	for i, m := range s.Masks {
+		field := fmt.Sprintf("Masks[%d]", i)
+		if !filepath.IsAbs(m) || filepath.Clean(m) != m {
+			return &SpecError{field, fmt.Sprintf("%q is not a clean absolute path", m)}
+		}
+		if !slices.ContainsFunc(dests, func(d string) bool { return m != d && within(m, d) }) {
+			return &SpecError{field, fmt.Sprintf("%s is not below a bind", m)}
+		}
+	}
 	if s.Dir != "" {
 		if !filepath.IsAbs(s.Dir) || filepath.Clean(s.Dir) != s.Dir {
 			return &SpecError{"Dir", fmt.Sprintf("%q is not a clean absolute path", s.Dir)}
@@ -149,6 +158,12 @@ func (sb *Sandbox) verifyBinds(procRoot string) error {
 		}
 		if err := sb.verifyBindOwner(procRoot, b); err != nil {
 			return stepErr("verify", "bind owner", fmt.Errorf("%w: %w", ErrNotVerified, err))
+		}
+	}
+	for _, m := range sb.spec.Masks {
+		var st unix.Statfs_t
+		if err := unix.Statfs(procRoot+m, &st); err != nil || st.Type != unix.TMPFS_MAGIC || st.Flags&unix.ST_RDONLY == 0 {
+			return stepErr("verify", "mask", fmt.Errorf("%w: %s is not covered by a read-only tmpfs (type %#x, %v)", ErrNotVerified, m, st.Type, err))
 		}
 	}
 	return nil

@@ -183,3 +183,36 @@ func TestBindOwner(t *testing.T) {
 		t.Errorf("the subject's new file on the host: uid %d gid %d (%v), want the owner's 0:0", st.Uid, st.Gid, err)
 	}
 }
+
+// TestBindMask: a masked directory inside a bind is, to the subject, an
+// empty read-only directory it can neither fill, remove nor move; the
+// host's files there are untouched and unseen.
+func TestBindMask(t *testing.T) {
+	f := newFixture(t)
+	dir := bindDir(t, "work")
+	hidden := filepath.Join(dir, "hidden")
+	if err := os.Mkdir(hidden, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hidden, "socket-like"), []byte("host's\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	spec := f.spec("/bin/sh", "-c", `echo "seen $(ls -A hidden | wc -l)"; (touch hidden/x) 2>/dev/null && echo filled; (mv hidden moved) 2>/dev/null && echo moved; (rm -rf hidden) 2>/dev/null; test -d hidden && echo still-there`)
+	spec.Root = ""
+	spec.Binds = []Bind{{Source: dir, Writable: true}}
+	spec.Dir = dir
+	spec.Masks = []string{hidden}
+	ex, out, stderr, _ := runBox(t, spec, 20*time.Second)
+	if ex.ShellStatus() != 0 || out != "seen 0\nstill-there" {
+		t.Errorf("exit %+v, subject printed %q (stderr %q), want the masked directory empty, unfilled, unmoved", ex, out, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(hidden, "socket-like")); err != nil || string(b) != "host's\n" {
+		t.Errorf("the host's file under the mask: %q, %v", b, err)
+	}
+	bad := f.spec("/bin/true")
+	bad.Binds = []Bind{{Source: dir}}
+	bad.Masks = []string{"/elsewhere"}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "not below a bind") {
+		t.Errorf("Validate of a mask outside the binds: %v", err)
+	}
+}

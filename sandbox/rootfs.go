@@ -87,6 +87,11 @@ func buildSkeleton(dir string, s *Spec, hosts []byte, root, rootfs *hostDir, bin
 		m.IDMapping = owner
 		mounts = append(mounts, m)
 	}
+	// After the binds they lie in, in the sandbox's mount namespace only.
+	for _, m := range s.Masks {
+		mounts = append(mounts, &configs.Mount{Source: "tvs-mask", Destination: m, Device: "tmpfs",
+			Flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, Data: "mode=0555,size=4k"})
+	}
 	return mounts, held, nil
 }
 

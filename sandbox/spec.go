@@ -109,6 +109,11 @@ type Spec struct {
 	// may use as its own. Other owners' files appear as the overflow id.
 	// Isolation os with a root supervisor only.
 	BindOwner *Owner
+	// Masks are paths inside Binds that the subject sees as an empty
+	// read-only directory (a tmpfs of the sandbox's own mounted over
+	// them): what the host keeps there, such as the term daemon's own
+	// socket, the subject can neither see nor move. Isolation os only.
+	Masks []string
 	// Dir is the subject's working directory inside the sandbox, when not
 	// the default (Workdir with Root or ScratchRoot, "/" otherwise): it
 	// must be a Bind's Dest or lie below one. Isolation os only.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,10 @@ type Config struct {
 	Allow []netpolicy.HostPort
 	// Limits are the sandbox's; nil: sandbox.DefaultLimits().
 	Limits *sandbox.Limits
+	// Hide are host directories the program must not reach even where
+	// they lie inside a mapped one (the daemon's own socket directory): it
+	// sees an empty read-only directory there (sandbox.Spec.Masks).
+	Hide []string
 	// Owner is whom the program's files belong to: every mapped directory
 	// is idmapped so that the program reads and writes there as Owner
 	// (sandbox.Spec.BindOwner). nil: the caller (CallerOwner).
@@ -229,6 +234,15 @@ func (cfg Config) spec() (sandbox.Spec, error) {
 	}
 	if cfg.Limits != nil {
 		s.Limits = *cfg.Limits
+	}
+	for _, h := range cfg.Hide {
+		h = filepath.Clean(h)
+		for _, b := range s.Binds {
+			if strings.HasPrefix(h, b.Source+"/") {
+				s.Masks = append(s.Masks, h)
+				break
+			}
+		}
 	}
 	s.BindOwner = cfg.Owner
 	if s.BindOwner == nil {

@@ -3,6 +3,7 @@ package term
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 )
 
 // Run is the daemon's life: it makes the socket (socket "" makes a fresh
@@ -17,6 +18,10 @@ func Run(ctx context.Context, cfg Config, socket string, ready func(*Socket) err
 	if err != nil {
 		return err
 	}
+	// The program must not move, replace or remove the socket it is
+	// driven through, even when it lies in a directory the program may
+	// write ($TMPDIR, the working directory).
+	cfg.Hide = append(cfg.Hide, filepath.Dir(sock.Path))
 	d, err := Start(ctx, cfg)
 	if err != nil {
 		sock.Close()

@@ -793,6 +793,21 @@ echo END; exec cat
 		}
 	})
 
+	t.Run("the program cannot take its own socket", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		// $TMPDIR is the caller's own, so the program may write it; the
+		// daemon's socket directory in it is masked.
+		d := h.start("--", "sh", "-c", `for s in "$TMPDIR"/interminai-*/socket; do mv "$s" "$TMPDIR/stolen" 2>/dev/null && echo stolen; rm -f "$s" 2>/dev/null; done; `+
+			`mv "$TMPDIR"/interminai-* "$TMPDIR/moved" 2>/dev/null && echo moved; echo "left $(ls -A "$TMPDIR"/interminai-* 2>/dev/null | wc -l)"; echo done; cat`)
+		s := h.waitScreen(d, "done")
+		if strings.Contains(s, "stolen") || strings.Contains(s, "moved") || !strings.Contains(s, "left 0") {
+			t.Errorf("screen %q: the program reached the daemon's socket directory", s)
+		}
+		if _, _, status := h.run("status", "--socket", d.socket); status != 0 {
+			t.Errorf("status at the announced socket: %d, want the daemon still there", status)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
