@@ -166,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		done:        make(chan struct{}),
 	}
 	if cfg.PTYDump != "" {
-		if d.dump, err = openDump(cfg.PTYDump); err != nil {
+		if d.dump, err = openDump(cfg.PTYDump, spec.Limits.FileBytes); err != nil {
 			return nil, err
 		}
 	}

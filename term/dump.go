@@ -13,9 +13,13 @@ type ptyDump struct {
 	dir *safeout.Dir
 	f   *safeout.File
 	err error // the first write error, reported by commit
+	// room is what may still be written: a program that prints forever
+	// fills the dump only up to the sandbox's file-size limit, as it
+	// could fill a file of its own (the dump is invisible until commit).
+	room int64
 }
 
-func openDump(path string) (*ptyDump, error) {
+func openDump(path string, limit int64) (*ptyDump, error) {
 	dirPath, name, err := safeout.SplitFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--pty-dump %s: %w", path, err)
@@ -34,12 +38,20 @@ func openDump(path string) (*ptyDump, error) {
 		dir.Close()
 		return nil, fmt.Errorf("--pty-dump %s: %w", path, err)
 	}
-	return &ptyDump{dir: dir, f: f}, nil
+	if limit <= 0 {
+		limit = 1<<63 - 1
+	}
+	return &ptyDump{dir: dir, f: f, room: limit}, nil
 }
 
 // write is called by the reader alone.
 func (p *ptyDump) write(b []byte) {
 	if p == nil || p.err != nil {
+		return
+	}
+	b = b[:min(int64(len(b)), p.room)]
+	p.room -= int64(len(b))
+	if len(b) == 0 {
 		return
 	}
 	if _, err := p.f.Write(b); err != nil {

@@ -74,6 +74,16 @@ func (s *Socket) makeAuto() error {
 		return fmt.Errorf("open the temporary directory: %w", err)
 	}
 	s.parent = parent
+	// As tmux asks of its socket directory's parent: owned by us or root,
+	// and writable by others only with the sticky bit, so that no one else
+	// can rename our directory away and plant theirs at its name.
+	var pst unix.Stat_t
+	if err := unix.Fstat(parent.Fd(), &pst); err != nil {
+		return fmt.Errorf("the temporary directory: %w", os.NewSyscallError("fstat", err))
+	}
+	if (int(pst.Uid) != os.Geteuid() && pst.Uid != 0) || (pst.Mode&0o022 != 0 && pst.Mode&unix.S_ISVTX == 0) {
+		return fmt.Errorf("the temporary directory %s is unsafe for a socket (owner %d, mode %o): set TMPDIR to a directory of yours, or use --socket", tmp, pst.Uid, pst.Mode&0o7777)
+	}
 	for range 100 {
 		name := AutoPrefix + rand.Text()[:8]
 		err := unix.Mkdirat(parent.Fd(), name, 0o700)
