@@ -21,6 +21,7 @@ import (
 	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/internal/tmuxtest"
+	"github.com/termverify/termverify-sandbox/sandbox"
 )
 
 // The term tests drive the daemon only as an agent does: through the
@@ -106,7 +107,15 @@ func (h *termHarness) start(args ...string) termDaemon {
 	h.t.Cleanup(func() {
 		if processAlive(d.pid) {
 			if _, errOut, status := h.run("stop", "--socket", d.socket); status != 0 {
-				h.t.Logf("stop at cleanup: status %d, %s", status, errOut)
+				// A failed test may have lost the socket: the daemon is
+				// killed (its sandbox dies with it) and what it left in
+				// the test's state directory swept, so nothing survives.
+				h.t.Logf("stop at cleanup: status %d, %s; killing the daemon", status, errOut)
+				_ = syscall.Kill(d.pid, syscall.SIGKILL)
+				waitGone(h.t, d.pid)
+				if _, err := sandbox.Sweep(h.state); err != nil {
+					h.t.Errorf("sweep after the killed daemon: %v", err)
+				}
 			}
 			waitGone(h.t, d.pid)
 		}
