@@ -40,12 +40,12 @@ func (d *Daemon) Output(r Range, ansi bool) Screen {
 	}
 	s.From, s.To = clampRange(r, s.Scrollback, rows)
 	var back, screen []string
+	// Only the scrollback lines asked for are rendered (under the lock the
+	// reader needs): back[i] is line first+i.
+	first := 0
 	if s.From < 0 {
-		if ansi {
-			back = d.emu.ScrollbackANSI()
-		} else {
-			back = d.emu.Scrollback()
-		}
+		first = s.Scrollback + s.From
+		back = d.emu.ScrollbackRange(first, s.Scrollback+min(s.To, -1)+1, ansi)
 	}
 	if s.To > 0 {
 		if ansi {
@@ -58,7 +58,7 @@ func (d *Daemon) Output(r Range, ansi bool) Screen {
 	for n := s.From; n <= s.To; n++ {
 		switch {
 		case n < 0:
-			b.WriteString(back[len(back)+n])
+			b.WriteString(back[s.Scrollback+n-first])
 		case n > 0:
 			b.WriteString(screen[n-1])
 		default:

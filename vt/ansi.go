@@ -28,6 +28,30 @@ func (t *Terminal) ScrollbackANSI() []string {
 	return out
 }
 
+// ScrollbackRange returns scrollback lines start to end-1 (0 is the
+// oldest), as Scrollback renders them or, with ansi, as ScrollbackANSI
+// does; the bounds are clamped to the lines there are. It renders only
+// those lines: a client asking for the last few of a full scrollback pays
+// for those.
+func (t *Terminal) ScrollbackRange(start, end int, ansi bool) []string {
+	start, end = max(start, 0), min(end, t.sb.n)
+	if start >= end {
+		return nil
+	}
+	out := make([]string, end-start)
+	var buf []byte
+	for i := range out {
+		if !ansi {
+			out[i] = trimSpaces(t.sb.at(start + i).text)
+			continue
+		}
+		l := t.scrollbackLine(start + i)
+		buf = ansiLine(buf[:0], &l)
+		out[i] = string(buf)
+	}
+	return out
+}
+
 func ansiLine(b []byte, l *line) []byte {
 	end := len(l.cells)
 	for end > 0 && l.cells[end-1] == (cell{}) {
