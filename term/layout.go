@@ -157,3 +157,23 @@ func CallerOwner(env []string) sandbox.Owner {
 	}
 	return sandbox.Owner{UID: os.Geteuid(), GID: os.Getegid()}
 }
+
+// Warnings says what the caller may not expect of the program's view of
+// dir (its working directory, "" for the caller's): a directory others
+// share (/tmp, any world-writable one) is mapped whole, what any user may
+// write there included, and a home directory is mapped with every dotfile
+// in it.
+func Warnings(dir string, env []string) []string {
+	dir, err := workingDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if shared, err := sharedDir(dir); err == nil && shared {
+		out = append(out, fmt.Sprintf("the working directory %s is shared with other users: the program may write there what any user may", dir))
+	}
+	if home := envValue(env, "HOME"); home != "" && filepath.Clean(home) == dir {
+		out = append(out, fmt.Sprintf("the working directory %s is your home: the program may read and write every file in it, dotfiles included", dir))
+	}
+	return out
+}

@@ -74,3 +74,25 @@ func TestLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestWarnings: a shared working directory and the home directory are
+// said; a private project is not.
+func TestWarnings(t *testing.T) {
+	private := t.TempDir()
+	shared := t.TempDir()
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir, home, want string
+	}{
+		{private, "/root", ""},
+		{shared, "/root", "shared with other users"},
+		{private, private, "is your home"},
+	} {
+		got := strings.Join(Warnings(tc.dir, []string{"HOME=" + tc.home}), "; ")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("Warnings(%s, HOME=%s) = %q, want %q", tc.dir, tc.home, got, tc.want)
+		}
+	}
+}

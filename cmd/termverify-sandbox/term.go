@@ -130,8 +130,23 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	if scroll == 0 {
 		scroll = -1 // no scrollback, not the default
 	}
+	// Said once the daemon is up, by the command the caller ran (the
+	// re-executed daemon's stderr is /dev/null), after the three lines:
+	// an error stays "Error: ..." alone.
+	warn := func() {
+		if o.readyFD != 0 {
+			return
+		}
+		for _, w := range term.Warnings("", os.Environ()) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s\n", w)
+		}
+	}
 	if !o.noDaemon {
-		return termDaemonize(cmd, o, args)
+		if err := termDaemonize(cmd, o, args); err != nil {
+			return err
+		}
+		warn()
+		return nil
 	}
 	write, err := absDirs(o.write)
 	if err != nil {
@@ -165,6 +180,7 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	defer stop()
 	err = term.Run(ctx, cfg, o.socket, func(s *term.Socket) error {
 		_, err := fmt.Fprintf(out, "Socket: %s\nPID: %d\nAuto-generated: %t\n", s.Path, os.Getpid(), s.Auto)
+		warn()
 		if ready != nil {
 			// EOF tells the parent the lines are complete.
 			err = errors.Join(err, ready.Close())

@@ -817,6 +817,22 @@ echo END; exec cat
 		}
 	})
 
+	t.Run("a shared working directory is said", func(t *testing.T) {
+		h := newTermHarness(t, bin, "") // its working directory is 0777
+		out, errOut, status := h.run("start", "--state-dir", h.state, "--", "cat")
+		if status != 0 {
+			t.Fatalf("start: %d %s", status, errOut)
+		}
+		d := parseAnnounce(t, out)
+		defer func() {
+			h.mustRun("stop", "--socket", d.socket)
+			waitGone(t, d.pid)
+		}()
+		if !strings.Contains(errOut, "Warning: the working directory "+h.work+" is shared with other users") {
+			t.Errorf("start's stderr %q does not warn of the shared working directory", errOut)
+		}
+	})
+
 	t.Run("a program that does not exist", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "/no/such/program")
