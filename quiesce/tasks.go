@@ -24,6 +24,20 @@ func TasksInPIDNamespace(inode uint64) ([]int, error) {
 	})
 }
 
+// SandboxTasks is the task list of a sandbox for New: its exact listing
+// (list; ok false where it has none, such as a sandbox without a cgroup)
+// when it has one, else the processes of its PID namespace (pidNS, the
+// namespace's inode), which every sandbox has.
+func SandboxTasks(list func() (pids []int, ok bool, err error), pidNS uint64) func() ([]int, error) {
+	if _, ok, err := list(); ok && err == nil {
+		return func() ([]int, error) {
+			pids, _, err := list()
+			return pids, err
+		}
+	}
+	return func() ([]int, error) { return TasksInPIDNamespace(pidNS) }
+}
+
 // ProcessTree lists root and every process descended from it (by parent
 // links read now: a daemon that was reparented away is not found; in a
 // sandbox, use TasksInPIDNamespace).

@@ -265,6 +265,32 @@ func (sb *Sandbox) Console() *os.File {
 	return sb.console
 }
 
+// ConsolePeer opens another descriptor of the terminal's slave with
+// TIOCGPTPEER: through the master's own devpts, with no path looked up
+// in anyone's mount namespace. The caller owns it (quiesce polls and
+// queries such a slave; it never reads it).
+func (sb *Sandbox) ConsolePeer() (*os.File, error) {
+	master := sb.Console()
+	if master == nil {
+		return nil, errors.New("the sandbox has no terminal")
+	}
+	sc, err := master.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	var fd uintptr
+	var errno unix.Errno
+	if err := sc.Control(func(m uintptr) {
+		fd, _, errno = unix.Syscall(unix.SYS_IOCTL, m, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	}); err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("terminal: TIOCGPTPEER: %w", errno)
+	}
+	return os.NewFile(fd, "pty-slave"), nil
+}
+
 // ResizeConsole sets the size of the subject's terminal; the kernel sends
 // SIGWINCH to the terminal's foreground process group inside.
 func (sb *Sandbox) ResizeConsole(size TerminalSize) error {

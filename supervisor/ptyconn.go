@@ -118,18 +118,11 @@ func newPTYConn(box *sandbox.Sandbox, size config.Terminal, epoch time.Duration,
 	if pidNS == 0 {
 		return nil, errors.New("the sandbox's PID namespace is unknown: quiescence cannot be judged")
 	}
-	slave, err := ptyPeer(master)
+	slave, err := box.ConsolePeer()
 	if err != nil {
 		return nil, err
 	}
-	tasks := func() ([]int, error) { return quiesce.TasksInPIDNamespace(pidNS) }
-	if _, ok, err := box.Processes(); ok && err == nil {
-		tasks = func() ([]int, error) {
-			pids, _, err := box.Processes()
-			return pids, err
-		}
-	}
-	c, err := newTerminalConn(box, master, slave, tasks, size, epoch, marker)
+	c, err := newTerminalConn(box, master, slave, quiesce.SandboxTasks(box.Processes, pidNS), size, epoch, marker)
 	if err != nil {
 		_ = slave.Close()
 	}
@@ -169,26 +162,6 @@ func newTerminalConn(p ptyProc, master, slave *os.File, tasks func() ([]int, err
 		close(c.exited)
 	}()
 	return c, nil
-}
-
-// ptyPeer opens the slave of master with TIOCGPTPEER: by the master's own
-// devpts, with no path looked up in anyone's mount namespace.
-func ptyPeer(master *os.File) (*os.File, error) {
-	sc, err := master.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	var fd uintptr
-	var errno unix.Errno
-	if err := sc.Control(func(m uintptr) {
-		fd, _, errno = unix.Syscall(unix.SYS_IOCTL, m, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
-	}); err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	if errno != 0 {
-		return nil, fmt.Errorf("terminal: TIOCGPTPEER: %w", errno)
-	}
-	return os.NewFile(fd, "pty-slave"), nil
 }
 
 // errProgramEnded is the cause of a write's context when the program

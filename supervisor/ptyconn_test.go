@@ -69,10 +69,11 @@ func outputWhileIdle(t *testing.T, idle input.Input, echo string) {
 	p := &hostProc{cmd: cmd}
 	t.Cleanup(func() { _ = p.Kill(); _, _ = p.Wait() })
 	// The conn owns its slave: a second descriptor of the same one.
-	peer, err := ptyPeer(master)
+	fd, err := unix.Dup(int(slave.Fd()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	peer := os.NewFile(uintptr(fd), "pty-slave")
 	tasks := func() ([]int, error) { return quiesce.ProcessTree(cmd.Process.Pid) }
 	c, err := newTerminalConn(p, master, peer, tasks, config.Terminal{Columns: 40, Rows: 8}, 5*time.Second, nil)
 	if err != nil {

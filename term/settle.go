@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/termverify/termverify-sandbox/quiesce"
 	"github.com/termverify/termverify-sandbox/sandbox"
 )
@@ -41,20 +39,11 @@ type judge struct {
 // with the sandbox's processes as the tasks (its cgroup's listing, else
 // its PID namespace's).
 func newJudge(box *sandbox.Sandbox, master *os.File) (*judge, error) {
-	slave, err := ptyPeer(master)
+	slave, err := box.ConsolePeer()
 	if err != nil {
 		return nil, err
 	}
-	tasks := func() ([]int, error) {
-		return quiesce.TasksInPIDNamespace(box.Evidence().Namespaces["pid"])
-	}
-	if _, ok, err := box.Processes(); ok && err == nil {
-		tasks = func() ([]int, error) {
-			pids, _, err := box.Processes()
-			return pids, err
-		}
-	}
-	j, err := quiesce.New(master, slave, tasks)
+	j, err := quiesce.New(master, slave, quiesce.SandboxTasks(box.Processes, box.Evidence().Namespaces["pid"]))
 	if err != nil {
 		slave.Close()
 		return nil, fmt.Errorf("judge the terminal: %w", err)
@@ -85,26 +74,6 @@ func (jd *judge) evaluate() (v quiesce.Verdict, ok bool, err error) {
 	}
 	v, err = jd.j.Evaluate()
 	return v, true, err
-}
-
-// ptyPeer opens the slave of master with TIOCGPTPEER: by the master's own
-// devpts, with no path looked up in anyone's mount namespace.
-func ptyPeer(master *os.File) (*os.File, error) {
-	sc, err := master.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	var fd uintptr
-	var errno unix.Errno
-	if err := sc.Control(func(m uintptr) {
-		fd, _, errno = unix.Syscall(unix.SYS_IOCTL, m, unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
-	}); err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	if errno != 0 {
-		return nil, fmt.Errorf("terminal: TIOCGPTPEER: %w", errno)
-	}
-	return os.NewFile(fd, "pty-slave"), nil
 }
 
 // Settle blocks until the program waits for input again by quiesce's
