@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/termverify/termverify-sandbox/internal/canon"
 )
@@ -94,7 +93,7 @@ const (
 
 // IsExtension reports whether a member name is an uninterpreted x- extension,
 // admitted in every closed object.
-func IsExtension(name string) bool { return strings.HasPrefix(name, "x-") }
+func IsExtension(name string) bool { return canon.IsExtension(name) }
 
 // Decode checks v against every rule of run.started.payload.config (the same
 // shape session.hello carries) and returns it typed. It stops at the first

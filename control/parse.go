@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/internal/canon"
@@ -147,14 +146,12 @@ func unframe(line []byte) ([]byte, error) {
 	return body, nil
 }
 
-func isExtension(name string) bool { return strings.HasPrefix(name, "x-") }
-
 func decodeEnvelope(v *canon.Value) (Message, error) {
 	for i := range v.Members {
 		switch k := v.Members[i].Key; k {
 		case "protocol", "kind", "payload":
 		default:
-			if !isExtension(k) {
+			if !canon.IsExtension(k) {
 				at := path{name: k, index: -1}
 				return nil, malformed(RuleEnvelopeUnknown, at.String(), "envelope member %s is reserved", canon.Quote(k))
 			}

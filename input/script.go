@@ -101,14 +101,14 @@ func decodeScriptLine(text []byte, kinds []string) (Input, *Error) {
 		}
 		return nil, &Error{Rule: rule, Err: err}
 	}
-	if err := closed(&v, []string{"kind", "payload"}, nil); err != nil {
+	if err := canon.Closed(&v, []string{"kind", "payload"}, nil); err != nil {
 		return nil, &Error{Rule: RuleScriptLine, Err: err}
 	}
-	kind, ok := str(get(&v, "kind"))
+	kind, ok := canon.Str(canon.Lookup(&v, "kind"))
 	if !ok {
 		return nil, &Error{Path: "kind", Rule: RuleScriptLine, Err: errors.New("must be a string")}
 	}
-	return decode(kind, get(&v, "payload"), kinds, false /* withAt */)
+	return decode(kind, canon.Lookup(&v, "payload"), kinds, false /* withAt */)
 }
 
 // DecodeRecord decodes the payload p of an input record of the given kind,
@@ -157,7 +157,7 @@ func (c *Checker) Check(in Input, kinds ...string) error {
 // against the manual clock, and the Writer stamps it anew. A script line
 // must not carry it.
 func decode(kind string, p *canon.Value, kinds []string, withAt bool) (Input, *Error) {
-	names, known := members(kind)
+	names, known := Members(kind)
 	if !known {
 		return nil, &Error{Path: "kind", Rule: RuleKind,
 			Err: detail("%s is not an input kind (want %s)", canon.Quote(kind), strings.Join(Kinds(), ", "))}
@@ -175,7 +175,7 @@ func decode(kind string, p *canon.Value, kinds []string, withAt bool) (Input, *E
 		case k == "at_ms" && !withAt:
 			return nil, &Error{Path: "payload.at_ms", Rule: RulePayloadMembers,
 				Err: errors.New("not allowed in a script: the recorder stamps the manual time")}
-		case !hasWord(names, k) && !isExtension(k):
+		case !canon.HasWord(names, k) && !canon.IsExtension(k):
 			return nil, &Error{Path: "payload", Rule: RulePayloadMembers,
 				Err: errors.New("member " + canon.Quote(k) + " is not defined for " + kind)}
 		}
@@ -184,15 +184,15 @@ func decode(kind string, p *canon.Value, kinds []string, withAt bool) (Input, *E
 		return nil, &Error{Path: "payload", Rule: rule, Err: err}
 	}
 	// Checked above: every member read below is present and well typed.
-	text := func() string { s, _ := str(get(p, "text")); return s }
-	integer := func(name string) int64 { n, _ := get(p, name).Int(); return n }
+	text := func() string { s, _ := canon.Str(canon.Lookup(p, "text")); return s }
+	integer := func(name string) int64 { n, _ := canon.Lookup(p, name).Int(); return n }
 	switch kind {
 	case KindText:
 		return Text{Text: text()}, nil
 	case KindClipboard:
 		return ClipboardSet{Text: text()}, nil
 	case KindKey:
-		items := get(p, "keys").Items
+		items := canon.Lookup(p, "keys").Items
 		keys := make([]string, len(items))
 		for i := range items {
 			keys[i] = items[i].Str
@@ -202,8 +202,8 @@ func decode(kind string, p *canon.Value, kinds []string, withAt bool) (Input, *E
 		return Resize{Columns: integer("columns"), Rows: integer("rows")}, nil
 	case KindMouse:
 		m := Mouse{Column: integer("column"), Row: integer("row")}
-		m.Action, _ = str(get(p, "action"))
-		m.Button, _ = str(get(p, "button"))
+		m.Action, _ = canon.Str(canon.Lookup(p, "action"))
+		m.Button, _ = canon.Str(canon.Lookup(p, "button"))
 		if d, ok := p.Get("delta"); ok {
 			m.Delta, _ = d.Int()
 		}

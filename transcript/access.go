@@ -171,7 +171,7 @@ func valueOf(obj *canon.Value, name string) canon.Value {
 
 // strOf is obj's string member name, or "".
 func strOf(obj *canon.Value, name string) string {
-	s, _ := str(memberOf(obj, name))
+	s, _ := canon.Str(memberOf(obj, name))
 	return s
 }
 

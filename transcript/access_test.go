@@ -161,7 +161,7 @@ func TestAccessorsInvert(t *testing.T) {
 				if _, ok := sv.Get("format"); !ok {
 					continue // Value always writes the format
 				}
-				got = canon.ObjectValue(canon.M("config", *get(p, "config")), canon.M("subject", s.Value()))
+				got = canon.ObjectValue(canon.M("config", *canon.Lookup(p, "config")), canon.M("subject", s.Value()))
 			default:
 				continue
 			}

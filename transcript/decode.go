@@ -29,12 +29,12 @@ func DecodeSubject(v *canon.Value) (Subject, error) {
 	if v == nil {
 		return s, &DecodeError{Path: "subject", Rule: RuleSubject, Err: errors.New("missing")}
 	}
-	if err := closed(v, []string{"application", "fixture", "normalizer", "state_schema"},
+	if err := canon.Closed(v, []string{"application", "fixture", "normalizer", "state_schema"},
 		[]string{"format", "adapter", "platform"}); err != nil {
 		return s, &DecodeError{Path: "subject", Rule: RuleSubject, Err: err}
 	}
 	if f, ok := v.Get("format"); ok {
-		if got, _ := str(f); got != SubjectFormat {
+		if got, _ := canon.Str(f); got != SubjectFormat {
 			return s, &DecodeError{Path: "subject.format", Rule: RuleSubject, Err: detail("must be %q", SubjectFormat)}
 		}
 	}
@@ -69,11 +69,11 @@ func DecodeSubject(v *canon.Value) (Subject, error) {
 // identifiers reads the closed object v, at path, whose members are all
 // identifiers, into dst in the order of members.
 func identifiers(v *canon.Value, path string, members []string, dst []*string) error {
-	if err := closed(v, members, nil); err != nil {
+	if err := canon.Closed(v, members, nil); err != nil {
 		return &DecodeError{Path: path, Rule: RuleSubject, Err: err}
 	}
 	for i, name := range members {
-		id, ok := str(get(v, name))
+		id, ok := canon.Str(canon.Lookup(v, name))
 		if !ok || !config.ValidIdentifier(id) {
 			return &DecodeError{Path: path + "." + name, Rule: RuleSubject, Err: errors.New("must be a string matching [a-z0-9._-]+")}
 		}

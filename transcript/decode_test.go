@@ -69,7 +69,7 @@ func TestDecodeSubject(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := mustValue(t, tc.json)
 			if tc.name == "not an object" {
-				v = *get(&v, "s")
+				v = *canon.Lookup(&v, "s")
 			}
 			got, err := DecodeSubject(&v)
 			if tc.wantPath == "" {

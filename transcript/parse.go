@@ -33,11 +33,11 @@ type Record struct {
 }
 
 // Payload returns the record's payload object.
-func (r *Record) Payload() *canon.Value { return get(&r.Value, "payload") }
+func (r *Record) Payload() *canon.Value { return canon.Lookup(&r.Value, "payload") }
 
 // Config returns the run's requested configuration (run.started).
 func (t *Transcript) Config() config.Config {
-	c, _ := config.Decode(get(t.Records[0].Payload(), "config"))
+	c, _ := config.Decode(canon.Lookup(t.Records[0].Payload(), "config"))
 	return c
 }
 
@@ -78,26 +78,26 @@ func (t *Transcript) Report() (receipts.Report, error) {
 func receiptOf(r *Record) Receipt {
 	p := r.Payload()
 	rc := Receipt{}
-	s, _ := str(get(p, "constraint"))
+	s, _ := canon.Str(canon.Lookup(p, "constraint"))
 	rc.Constraint = receipts.Constraint(s)
-	s, _ = str(get(p, "status"))
+	s, _ = canon.Str(canon.Lookup(p, "status"))
 	rc.Status = receipts.Status(s)
 	if rc.Status == receipts.Unsupported {
-		rc.Reason, _ = str(get(p, "reason"))
+		rc.Reason, _ = canon.Str(canon.Lookup(p, "reason"))
 	} else {
-		s, _ = str(get(p, "tier"))
+		s, _ = canon.Str(canon.Lookup(p, "tier"))
 		rc.Tier = receipts.Tier(s)
-		rc.Effective = *get(p, "effective")
+		rc.Effective = *canon.Lookup(p, "effective")
 		if d, ok := p.Get("delivery"); ok {
 			rc.Delivery = deliveryOf(d)
 		}
 	}
-	rc.Mechanism, _ = str(get(p, "x-mechanism"))
+	rc.Mechanism, _ = canon.Str(canon.Lookup(p, "x-mechanism"))
 	return rc
 }
 
 func deliveryOf(d *canon.Value) *receipts.Delivery {
-	ch, _ := str(get(d, "channel"))
+	ch, _ := canon.Str(canon.Lookup(d, "channel"))
 	out := &receipts.Delivery{Channel: receipts.Channel(ch)}
 	if env, ok := d.Get("env"); ok {
 		out.Env = make(map[string]string, len(env.Members))
@@ -105,7 +105,7 @@ func deliveryOf(d *canon.Value) *receipts.Delivery {
 			out.Env[m.Key] = m.Value.Str
 		}
 	}
-	out.Cwd, _ = str(get(d, "cwd"))
+	out.Cwd, _ = canon.Str(canon.Lookup(d, "cwd"))
 	return out
 }
 

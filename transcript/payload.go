@@ -20,23 +20,14 @@ import (
 // members aside), space-separated; ok is false for a kind v1 does not
 // define. (A constant string: a slice would be allocated on every call.)
 func payloadMembers(kind string) (names string, ok bool) {
+	if names, ok := input.Members(kind); ok {
+		return names, true // the input package's vocabulary
+	}
 	switch kind {
 	case KindRunStarted:
 		return "config subject", true
 	case KindCapability:
 		return "constraint status effective tier delivery reason", true
-	case KindInputText, KindInputClipboard:
-		return "at_ms text", true
-	case KindInputKey:
-		return "at_ms keys", true
-	case KindInputResize:
-		return "at_ms columns rows", true
-	case KindInputMouse:
-		return "at_ms action column row button delta", true
-	case KindInputClock:
-		return "at_ms delta_ms", true
-	case KindInputStop:
-		return "at_ms", true
 	case KindObservation:
 		return "at_ms state events ui frame process", true
 	case KindDiagnostic:
@@ -59,63 +50,7 @@ func isTerminal(kind string) bool {
 
 func isInput(kind string) bool { return strings.HasPrefix(kind, "input.") }
 
-func isExtension(name string) bool { return strings.HasPrefix(name, "x-") }
-
-// hasWord reports whether w is one of the space-separated words of list.
-func hasWord(list, w string) bool {
-	for list != "" {
-		var word string
-		word, list, _ = strings.Cut(list, " ")
-		if word == w {
-			return true
-		}
-	}
-	return false
-}
-
-// closed reports whether obj is an object whose members are all in
-// allowed (or x-), with every name in required present. It returns a
-// detail for the first problem.
-func closed(obj *canon.Value, required, optional []string) error {
-	if obj.Kind != canon.Object {
-		return errors.New("must be an object")
-	}
-	if missing, unknown := obj.CheckClosed(required, optional); missing != "" {
-		return errors.New("missing member " + canon.Quote(missing))
-	} else if unknown != "" {
-		return errors.New("unknown member " + canon.Quote(unknown))
-	}
-	return nil
-}
-
-func str(v *canon.Value) (string, bool) {
-	if v == nil || v.Kind != canon.String {
-		return "", false
-	}
-	return v.Str, true
-}
-
-func nonEmptyStr(v *canon.Value) bool { s, ok := str(v); return ok && s != "" }
-
-// nonNegInt and posInt read integer members; booleans and non-integer
-// literals never count.
-func nonNegInt(v *canon.Value) (int64, bool) {
-	if v == nil {
-		return 0, false
-	}
-	n, ok := v.Int()
-	return n, ok && n >= 0
-}
-
-func posInt(v *canon.Value) (int64, bool) {
-	n, ok := nonNegInt(v)
-	return n, ok && n > 0
-}
-
-func get(obj *canon.Value, name string) *canon.Value {
-	v, _ := obj.Get(name)
-	return v
-}
+func nonEmptyStr(v *canon.Value) bool { s, ok := canon.Str(v); return ok && s != "" }
 
 // envelopeFields is what checkEnvelope found in a record.
 type envelopeFields struct {
@@ -131,29 +66,29 @@ func checkEnvelope(i int, rec *canon.Value) (envelopeFields, *Error) {
 	bad := func(rule string, format string, args ...any) (envelopeFields, *Error) {
 		return f, &Error{Record: i, Line: i + 1, Kind: f.kind, Rule: rule, Err: detail(format, args...)}
 	}
-	if err := closed(rec, envelopeNames, nil); err != nil {
+	if err := canon.Closed(rec, envelopeNames, nil); err != nil {
 		return bad(RuleEnvelopeMembers, "envelope %v", err)
 	}
-	if s, ok := str(get(rec, "protocol")); !ok || s != Protocol {
+	if s, ok := canon.Str(canon.Lookup(rec, "protocol")); !ok || s != Protocol {
 		return bad(RuleProtocol, "protocol must be %q", Protocol)
 	}
-	if n, ok := get(rec, "seq").Int(); !ok || n != int64(i) {
+	if n, ok := canon.Lookup(rec, "seq").Int(); !ok || n != int64(i) {
 		return bad(RuleSeq, "seq must be %d, the record's zero-based line number", i)
 	}
 	var ok bool
-	if f.runID, ok = str(get(rec, "run_id")); !ok || !config.ValidIdentifier(f.runID) {
+	if f.runID, ok = canon.Str(canon.Lookup(rec, "run_id")); !ok || !config.ValidIdentifier(f.runID) {
 		return bad(RuleRunID, "run_id must match [a-z0-9._-]+")
 	}
-	if f.id, ok = str(get(rec, "id")); !ok || !config.ValidIdentifier(f.id) {
+	if f.id, ok = canon.Str(canon.Lookup(rec, "id")); !ok || !config.ValidIdentifier(f.id) {
 		return bad(RuleID, "id must match [a-z0-9._-]+")
 	}
-	kind, _ := str(get(rec, "kind"))
+	kind, _ := canon.Str(canon.Lookup(rec, "kind"))
 	names, known := payloadMembers(kind)
 	if !known {
 		return bad(RuleKind, "kind %s is not defined by v1", canon.Quote(kind))
 	}
 	f.kind = internKind(kind)
-	f.payload = get(rec, "payload")
+	f.payload = canon.Lookup(rec, "payload")
 	if err := checkPayloadMembers(kind, names, f.payload); err != nil {
 		return bad(RulePayloadMembers, "%s payload %v", kind, err)
 	}
@@ -179,7 +114,7 @@ func checkPayloadMembers(kind string, names string, p *canon.Value) error {
 		return errors.New("must be an object")
 	}
 	for i := range p.Members {
-		if k := p.Members[i].Key; !hasWord(names, k) && !isExtension(k) {
+		if k := p.Members[i].Key; !canon.HasWord(names, k) && !canon.IsExtension(k) {
 			return errors.New("member " + canon.Quote(k) + " is not defined by v1")
 		}
 	}
@@ -241,7 +176,7 @@ func summarize(kind string, p *canon.Value, typed *typedArrays) facts {
 	case kind == KindRunStarted:
 		var c config.Config
 		if c, f.shape.rule, f.shape.err = checkStarted(p); f.shape.err == nil {
-			f.config, f.initial = cloneValue(get(p, "config")), c.Clock.InitialMS
+			f.config, f.initial = cloneValue(canon.Lookup(p, "config")), c.Clock.InitialMS
 		}
 	case kind == KindCapability:
 		f.capability = summarizeCapability(p)
@@ -252,31 +187,31 @@ func summarize(kind string, p *canon.Value, typed *typedArrays) facts {
 		}
 		switch kind {
 		case KindRunUnsupported:
-			c, _ := str(get(p, "constraint"))
+			c, _ := canon.Str(canon.Lookup(p, "constraint"))
 			f.constraint = strings.Clone(c)
 		case KindRunFinished:
-			f.exit, _ = parseExit(get(p, "exit"))
+			f.exit, _ = parseExit(canon.Lookup(p, "exit"))
 			f.exit.Signal = strings.Clone(f.exit.Signal)
 		}
 	case isInput(kind):
-		f.at, f.atOK = nonNegInt(get(p, "at_ms"))
+		f.at, f.atOK = canon.NonNegInt(canon.Lookup(p, "at_ms"))
 		f.shape.rule, f.shape.err = checkInputPayload(kind, p)
 		if kind == KindInputClock {
-			f.delta, _ = posInt(get(p, "delta_ms"))
+			f.delta, _ = canon.PosInt(canon.Lookup(p, "delta_ms"))
 		}
 	case kind == KindDiagnostic:
 		if err := checkDiagnostic(p); err != nil {
 			f.shape = check{RuleDiagnostic, err}
 			break
 		}
-		f.at, _ = get(p, "at_ms").Int()
+		f.at, _ = canon.Lookup(p, "at_ms").Int()
 	case kind == KindObservation:
 		rule, proc, err := checkObservation(p, typed)
 		if err != nil {
 			f.shape = check{rule, err}
 			break
 		}
-		f.at, _ = get(p, "at_ms").Int()
+		f.at, _ = canon.Lookup(p, "at_ms").Int()
 		if proc != nil && proc.Exited {
 			f.exited, f.exit = true, proc.Exit
 			f.exit.Signal = strings.Clone(f.exit.Signal)
@@ -329,7 +264,7 @@ func checkStarted(p *canon.Value) (config.Config, string, error) {
 		}
 		return c, config.RuleType, err
 	}
-	if err := checkSubject(get(p, "subject")); err != nil {
+	if err := checkSubject(canon.Lookup(p, "subject")); err != nil {
 		return c, RuleSubject, err
 	}
 	return c, "", nil
@@ -338,7 +273,7 @@ func checkStarted(p *canon.Value) (config.Config, string, error) {
 func checkSubject(s *canon.Value) error {
 	// A recorded subject has every member a request may leave out but
 	// platform; the rest is DecodeSubject's.
-	if err := closed(s, []string{"format", "application", "fixture", "adapter", "normalizer", "state_schema"}, []string{"platform"}); err != nil {
+	if err := canon.Closed(s, []string{"format", "application", "fixture", "adapter", "normalizer", "state_schema"}, []string{"platform"}); err != nil {
 		return detail("subject %v", err)
 	}
 	if _, err := DecodeSubject(s); err != nil {
@@ -353,14 +288,14 @@ func checkSubject(s *canon.Value) error {
 // summarizeCapability checks one capability.result on its own.
 func summarizeCapability(p *canon.Value) capFacts {
 	var f capFacts
-	status, _ := str(get(p, "status"))
+	status, _ := canon.Str(canon.Lookup(p, "status"))
 	var err error
 	switch receipts.Status(status) {
 	case receipts.Applied:
-		err = closed(p, []string{"constraint", "status", "effective", "tier"}, []string{"delivery"})
+		err = canon.Closed(p, []string{"constraint", "status", "effective", "tier"}, []string{"delivery"})
 	case receipts.Unsupported:
 		f.unsupported = true
-		err = closed(p, []string{"constraint", "status", "reason"}, nil)
+		err = canon.Closed(p, []string{"constraint", "status", "reason"}, nil)
 	default:
 		f.members = check{RuleCapStatus, errors.New("status must be \"applied\" or \"unsupported\"")}
 		return f
@@ -369,22 +304,22 @@ func summarizeCapability(p *canon.Value) capFacts {
 		f.members = check{RuleCapMembers, detail("%s capability result %v", status, err)}
 		return f
 	}
-	name, _ := str(get(p, "constraint"))
+	name, _ := canon.Str(canon.Lookup(p, "constraint"))
 	f.name = strings.Clone(name)
 	if f.unsupported {
-		_, f.reasonOK = str(get(p, "reason"))
+		_, f.reasonOK = canon.Str(canon.Lookup(p, "reason"))
 		return f
 	}
 	c := receipts.Constraint(name) // the next one, if step gets that far
-	tier, _ := str(get(p, "tier"))
+	tier, _ := canon.Str(canon.Lookup(p, "tier"))
 	switch receipts.Tier(tier) {
 	case receipts.OS, receipts.Constructive, receipts.Delivered:
 	default:
 		f.tier = check{RuleCapTier, detail("tier %s is not in the v1 enforcement-tier vocabulary", canon.Quote(tier))}
 	}
-	eff := get(p, "effective")
+	eff := canon.Lookup(p, "effective")
 	if c == receipts.Timezone {
-		if s, ok := str(eff); !ok || s != "UTC" {
+		if s, ok := canon.Str(eff); !ok || s != "UTC" {
 			f.timezone = check{RuleCapTimezone, errors.New("only the literal \"UTC\" can be applied as timezone; named zones are unavailable in v1")}
 		}
 	}
@@ -407,10 +342,10 @@ func checkDelivery(c receipts.Constraint, d *canon.Value) error {
 	if d.Kind != canon.Object {
 		return errors.New("a delivered-tier result requires a delivery object")
 	}
-	ch, _ := str(get(d, "channel"))
+	ch, _ := canon.Str(canon.Lookup(d, "channel"))
 	switch receipts.Channel(ch) {
 	case receipts.HelloConfig, receipts.WireMessage:
-		if err := closed(d, []string{"channel"}, nil); err != nil {
+		if err := canon.Closed(d, []string{"channel"}, nil); err != nil {
 			return detail("%s delivery admits no members beyond channel: %v", ch, err)
 		}
 		return nil
@@ -420,9 +355,9 @@ func checkDelivery(c receipts.Constraint, d *canon.Value) error {
 	}
 	var err error
 	if c == receipts.Filesystem {
-		err = closed(d, []string{"channel", "env", "cwd"}, nil)
+		err = canon.Closed(d, []string{"channel", "env", "cwd"}, nil)
 	} else {
-		err = closed(d, []string{"channel", "env"}, nil)
+		err = canon.Closed(d, []string{"channel", "env"}, nil)
 	}
 	if err != nil {
 		if _, ok := d.Get("cwd"); ok && c != receipts.Filesystem {
@@ -430,19 +365,19 @@ func checkDelivery(c receipts.Constraint, d *canon.Value) error {
 		}
 		return detail("spawn-env delivery %v", err)
 	}
-	env := get(d, "env")
+	env := canon.Lookup(d, "env")
 	if env.Kind != canon.Object || len(env.Members) == 0 {
 		return errors.New("delivery env must be a non-empty object")
 	}
 	for i := range env.Members {
 		k, val := env.Members[i].Key, &env.Members[i].Value
-		s, ok := str(val)
+		s, ok := canon.Str(val)
 		if k == "" || strings.ContainsAny(k, "=\x00") || !ok || s == "" || strings.ContainsRune(s, 0) {
 			return errors.New("delivery env must map non-empty names (no '=' or NUL) to non-empty strings (no NUL)")
 		}
 	}
 	if c == receipts.Filesystem {
-		if s, ok := str(get(d, "cwd")); !ok || s == "" || strings.ContainsRune(s, 0) {
+		if s, ok := canon.Str(canon.Lookup(d, "cwd")); !ok || s == "" || strings.ContainsRune(s, 0) {
 			return errors.New("filesystem delivery must name a non-empty NUL-free cwd")
 		}
 	}
@@ -451,30 +386,30 @@ func checkDelivery(c receipts.Constraint, d *canon.Value) error {
 
 // parseExit reads an EXIT object.
 func parseExit(e *canon.Value) (Exit, bool) {
-	if e == nil || closed(e, []string{"kind", "value"}, nil) != nil {
+	if e == nil || canon.Closed(e, []string{"kind", "value"}, nil) != nil {
 		return Exit{}, false
 	}
-	kind, _ := str(get(e, "kind"))
-	val := get(e, "value")
+	kind, _ := canon.Str(canon.Lookup(e, "kind"))
+	val := canon.Lookup(e, "value")
 	switch ExitKind(kind) {
 	case ExitCode:
 		n, ok := val.Int()
 		return Exit{Kind: ExitCode, Code: n}, ok
 	case ExitSignal:
-		s, ok := str(val)
+		s, ok := canon.Str(val)
 		return Exit{Kind: ExitSignal, Signal: s}, ok && s != ""
 	}
 	return Exit{}, false
 }
 
 func checkErrorShape(e *canon.Value) error {
-	if err := closed(e, []string{"code", "message"}, []string{"details"}); err != nil {
+	if err := canon.Closed(e, []string{"code", "message"}, []string{"details"}); err != nil {
 		return detail("error %v", err)
 	}
-	if !nonEmptyStr(get(e, "code")) {
+	if !nonEmptyStr(canon.Lookup(e, "code")) {
 		return errors.New("error code must be a non-empty string")
 	}
-	if _, ok := str(get(e, "message")); !ok {
+	if _, ok := canon.Str(canon.Lookup(e, "message")); !ok {
 		return errors.New("error message must be a string")
 	}
 	return nil
@@ -484,11 +419,11 @@ func checkErrorShape(e *canon.Value) error {
 func checkTerminalPayload(kind string, p *canon.Value) (string, error) {
 	switch kind {
 	case KindRunFinished:
-		if _, ok := parseExit(get(p, "exit")); !ok {
+		if _, ok := parseExit(canon.Lookup(p, "exit")); !ok {
 			return RuleFinishedExit, errors.New("run.finished exit must be {kind:code, value:int} or {kind:signal, value:non-empty string}")
 		}
 	case KindRunFailed:
-		e := get(p, "error")
+		e := canon.Lookup(p, "error")
 		if e == nil {
 			return RuleFailedError, errors.New("run.failed needs error")
 		}
@@ -496,16 +431,16 @@ func checkTerminalPayload(kind string, p *canon.Value) (string, error) {
 			return RuleFailedError, err
 		}
 	case KindRunUnsupported:
-		if err := closed(p, []string{"constraint", "code", "message"}, []string{"details"}); err != nil {
+		if err := canon.Closed(p, []string{"constraint", "code", "message"}, []string{"details"}); err != nil {
 			return RuleUnsupportedEnd, detail("run.unsupported %v", err)
 		}
-		c, _ := str(get(p, "constraint"))
+		c, _ := canon.Str(canon.Lookup(p, "constraint"))
 		known := false
 		for _, k := range receipts.Constraints() {
 			known = known || string(k) == c
 		}
-		_, msg := str(get(p, "message"))
-		if !known || !nonEmptyStr(get(p, "code")) || !msg {
+		_, msg := canon.Str(canon.Lookup(p, "message"))
+		if !known || !nonEmptyStr(canon.Lookup(p, "code")) || !msg {
 			return RuleUnsupportedEnd, errors.New("run.unsupported needs a constraint, a non-empty code and a string message")
 		}
 	}
@@ -521,16 +456,16 @@ func checkInputPayload(kind string, p *canon.Value) (string, error) {
 }
 
 func checkDiagnostic(p *canon.Value) error {
-	if err := closed(p, []string{"at_ms", "code", "message"}, []string{"details"}); err != nil {
+	if err := canon.Closed(p, []string{"at_ms", "code", "message"}, []string{"details"}); err != nil {
 		return detail("diagnostic %v", err)
 	}
-	if _, ok := nonNegInt(get(p, "at_ms")); !ok {
+	if _, ok := canon.NonNegInt(canon.Lookup(p, "at_ms")); !ok {
 		return errors.New("diagnostic at_ms must be a non-negative integer")
 	}
-	if !nonEmptyStr(get(p, "code")) {
+	if !nonEmptyStr(canon.Lookup(p, "code")) {
 		return errors.New("diagnostic code must be a non-empty string")
 	}
-	if _, ok := str(get(p, "message")); !ok {
+	if _, ok := canon.Str(canon.Lookup(p, "message")); !ok {
 		return errors.New("diagnostic message must be a string")
 	}
 	return nil
@@ -539,13 +474,13 @@ func checkDiagnostic(p *canon.Value) error {
 // checkObservation checks an observation payload and returns its process.
 // typed is as for summarize.
 func checkObservation(p *canon.Value, typed *typedArrays) (string, *Process, error) {
-	if err := closed(p, []string{"at_ms", "state", "events", "ui"}, []string{"frame", "process"}); err != nil {
+	if err := canon.Closed(p, []string{"at_ms", "state", "events", "ui"}, []string{"frame", "process"}); err != nil {
 		return RuleObservation, nil, detail("observation %v", err)
 	}
-	if _, ok := nonNegInt(get(p, "at_ms")); !ok {
+	if _, ok := canon.NonNegInt(canon.Lookup(p, "at_ms")); !ok {
 		return RuleObservation, nil, errors.New("observation at_ms must be a non-negative integer")
 	}
-	events := get(p, "events")
+	events := canon.Lookup(p, "events")
 	if events.Kind != canon.Array {
 		return RuleObservation, nil, errors.New("observation events must be an array")
 	}
@@ -560,7 +495,7 @@ func checkObservation(p *canon.Value, typed *typedArrays) (string, *Process, err
 			}
 		}
 	}
-	if rule, err := checkUI(get(p, "ui"), typed); err != nil {
+	if rule, err := checkUI(canon.Lookup(p, "ui"), typed); err != nil {
 		return rule, nil, err
 	}
 	if f, ok := p.Get("frame"); ok {
@@ -572,12 +507,12 @@ func checkObservation(p *canon.Value, typed *typedArrays) (string, *Process, err
 	if !ok {
 		return "", nil, nil
 	}
-	state, _ := str(get(pr, "state"))
+	state, _ := canon.Str(canon.Lookup(pr, "state"))
 	switch {
-	case state == "running" && closed(pr, []string{"state"}, nil) == nil:
+	case state == "running" && canon.Closed(pr, []string{"state"}, nil) == nil:
 		return "", &Process{}, nil
-	case state == "exited" && closed(pr, []string{"state", "exit"}, nil) == nil:
-		if e, ok := parseExit(get(pr, "exit")); ok {
+	case state == "exited" && canon.Closed(pr, []string{"state", "exit"}, nil) == nil:
+		if e, ok := parseExit(canon.Lookup(pr, "exit")); ok {
 			return "", &Process{Exited: true, Exit: e}, nil
 		}
 	}
@@ -586,10 +521,10 @@ func checkObservation(p *canon.Value, typed *typedArrays) (string, *Process, err
 
 // checkEvent checks event i of an observation's events.
 func checkEvent(i int, e *canon.Value) error {
-	if err := closed(e, []string{"type", "data"}, nil); err != nil {
+	if err := canon.Closed(e, []string{"type", "data"}, nil); err != nil {
 		return detail("observation event %d %v", i, err)
 	}
-	if !nonEmptyStr(get(e, "type")) {
+	if !nonEmptyStr(canon.Lookup(e, "type")) {
 		return detail("observation event %d type must be a non-empty string", i)
 	}
 	return nil
@@ -597,10 +532,10 @@ func checkEvent(i int, e *canon.Value) error {
 
 // checkUI checks an observation's ui; typed is as for summarize.
 func checkUI(ui *canon.Value, typed *typedArrays) (string, error) {
-	if err := closed(ui, []string{"regions", "focus", "cursor", "mode"}, nil); err != nil {
+	if err := canon.Closed(ui, []string{"regions", "focus", "cursor", "mode"}, nil); err != nil {
 		return RuleUI, detail("observation ui %v", err)
 	}
-	regions := get(ui, "regions")
+	regions := canon.Lookup(ui, "regions")
 	if regions.Kind != canon.Array {
 		return RuleUI, errors.New("observation ui regions must be an array")
 	}
@@ -618,7 +553,7 @@ func checkUI(ui *canon.Value, typed *typedArrays) (string, error) {
 			}
 		}
 	}
-	focus := get(ui, "focus")
+	focus := canon.Lookup(ui, "focus")
 	switch focus.Kind {
 	case canon.Null:
 	case canon.String:
@@ -628,16 +563,16 @@ func checkUI(ui *canon.Value, typed *typedArrays) (string, error) {
 	default:
 		return RuleFocus, errors.New("observation ui focus must be null or a region id")
 	}
-	c := get(ui, "cursor")
-	if err := closed(c, []string{"column", "row", "visible"}, nil); err != nil {
+	c := canon.Lookup(ui, "cursor")
+	if err := canon.Closed(c, []string{"column", "row", "visible"}, nil); err != nil {
 		return RuleCursor, detail("observation ui cursor %v", err)
 	}
-	_, ok1 := nonNegInt(get(c, "column"))
-	_, ok2 := nonNegInt(get(c, "row"))
-	if !ok1 || !ok2 || get(c, "visible").Kind != canon.Bool {
+	_, ok1 := canon.NonNegInt(canon.Lookup(c, "column"))
+	_, ok2 := canon.NonNegInt(canon.Lookup(c, "row"))
+	if !ok1 || !ok2 || canon.Lookup(c, "visible").Kind != canon.Bool {
 		return RuleCursor, errors.New("observation ui cursor needs column, row >= 0 and a boolean visible")
 	}
-	if m := get(ui, "mode"); m.Kind != canon.Null && m.Kind != canon.String {
+	if m := canon.Lookup(ui, "mode"); m.Kind != canon.Null && m.Kind != canon.String {
 		return RuleUI, errors.New("observation ui mode must be a string or null")
 	}
 	return "", nil
@@ -684,25 +619,25 @@ func (s *regionIDs) add(id string) {
 // checkRegion checks region i of an observation's ui, the regions
 // before it in s, and adds its id to s.
 func (s *regionIDs) checkRegion(i int, r *canon.Value) error {
-	if err := closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
+	if err := canon.Closed(r, []string{"id", "role", "bounds"}, nil); err != nil {
 		return detail("observation ui region %d %v", i, err)
 	}
-	if !nonEmptyStr(get(r, "id")) || !nonEmptyStr(get(r, "role")) {
+	if !nonEmptyStr(canon.Lookup(r, "id")) || !nonEmptyStr(canon.Lookup(r, "role")) {
 		return detail("observation ui region %d needs a non-empty id and role", i)
 	}
-	id := get(r, "id").Str
+	id := canon.Lookup(r, "id").Str
 	if s.has(id) {
 		return detail("observation ui region id %s is not unique", canon.Quote(id))
 	}
 	s.add(id)
-	b := get(r, "bounds")
-	if err := closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
+	b := canon.Lookup(r, "bounds")
+	if err := canon.Closed(b, []string{"column", "row", "columns", "rows"}, nil); err != nil {
 		return detail("observation ui region %d bounds %v", i, err)
 	}
-	_, ok1 := nonNegInt(get(b, "column"))
-	_, ok2 := nonNegInt(get(b, "row"))
-	_, ok3 := posInt(get(b, "columns"))
-	_, ok4 := posInt(get(b, "rows"))
+	_, ok1 := canon.NonNegInt(canon.Lookup(b, "column"))
+	_, ok2 := canon.NonNegInt(canon.Lookup(b, "row"))
+	_, ok3 := canon.PosInt(canon.Lookup(b, "columns"))
+	_, ok4 := canon.PosInt(canon.Lookup(b, "rows"))
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return detail("observation ui region %d bounds need column, row >= 0 and columns, rows > 0", i)
 	}
@@ -719,16 +654,16 @@ func checkFrameLine(l *canon.Value) error {
 
 // checkFrame checks an observation's frame; typed is as for summarize.
 func checkFrame(f *canon.Value, typed *typedArrays) error {
-	if err := closed(f, []string{"lines", "columns", "rows"}, nil); err != nil {
+	if err := canon.Closed(f, []string{"lines", "columns", "rows"}, nil); err != nil {
 		return detail("observation frame %v", err)
 	}
-	lines := get(f, "lines")
+	lines := canon.Lookup(f, "lines")
 	n, a := len(lines.Items), typed.array(inLines)
 	if a != nil {
 		n = a.n
 	}
-	_, okc := posInt(get(f, "columns"))
-	rows, okr := posInt(get(f, "rows"))
+	_, okc := canon.PosInt(canon.Lookup(f, "columns"))
+	rows, okr := canon.PosInt(canon.Lookup(f, "rows"))
 	if lines.Kind != canon.Array || !okc || !okr || int64(n) != rows {
 		return errors.New("observation frame needs columns, rows > 0 and exactly rows lines")
 	}

@@ -44,10 +44,10 @@ func quickAgrees(t *testing.T, q *quickDecoder, line []byte) bool {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("quick path tree differs on %q:\n%#v\n%#v", line, got, want)
 	}
-	if k, _ := str(get(&want, "kind")); k == KindObservation {
-		if p := get(&want, "payload"); p != nil {
+	if k, _ := canon.Str(canon.Lookup(&want, "kind")); k == KindObservation {
+		if p := canon.Lookup(&want, "payload"); p != nil {
 			rule, proc, err := checkObservation(p, nil)
-			erule, eproc, eerr := checkObservation(get(&elided, "payload"), &e.typed)
+			erule, eproc, eerr := checkObservation(canon.Lookup(&elided, "payload"), &e.typed)
 			if rule != erule || fmt.Sprint(err) != fmt.Sprint(eerr) || !reflect.DeepEqual(proc, eproc) {
 				t.Fatalf("observation verdict differs on %q:\ntree:    %q %v %+v\nscanned: %q %v %+v", line, rule, err, proc, erule, eerr, eproc)
 			}
@@ -73,7 +73,7 @@ var opaquePaths = map[string][]string{
 
 // elideOpaque replaces rec's opaque values by empty values of their kind.
 func elideOpaque(rec *canon.Value) {
-	kind, _ := str(get(rec, "kind"))
+	kind, _ := canon.Str(canon.Lookup(rec, "kind"))
 	paths, ok := opaquePaths[kind]
 	if !ok {
 		return
@@ -87,7 +87,7 @@ func elideOpaque(rec *canon.Value) {
 		}
 	}
 	extensions(rec)
-	p := get(rec, "payload")
+	p := canon.Lookup(rec, "payload")
 	if p == nil || p.Kind != canon.Object {
 		return
 	}

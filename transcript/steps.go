@@ -73,14 +73,14 @@ func compatTotalErr(total int) *Error {
 // re-checked. It returns how many bytes the rewrite added: 0 when the
 // record was not rewritten. The transcript's total is the caller's.
 func compat(i int, rec *canon.Value, lineLen int) (grew int, _ *Error) {
-	if k, _ := str(get(rec, "kind")); k != KindCapability {
+	if k, _ := canon.Str(canon.Lookup(rec, "kind")); k != KindCapability {
 		return 0, nil
 	}
-	p := get(rec, "payload")
+	p := canon.Lookup(rec, "payload")
 	if p == nil || p.Kind != canon.Object {
 		return 0, nil
 	}
-	d := get(p, "delivery")
+	d := canon.Lookup(p, "delivery")
 	if d == nil || d.Kind != canon.Object {
 		return 0, nil
 	}

@@ -251,7 +251,7 @@ func (v *validator) capability(f *capFacts) (string, error) {
 			return ch.rule, ch.err
 		}
 	}
-	if !canon.Equal(f.effective, get(v.config, string(c))) {
+	if !canon.Equal(f.effective, canon.Lookup(v.config, string(c))) {
 		return RuleCapEffective, detail("applied %s effective value does not equal config.%s", c, c)
 	}
 	if f.delivery.err != nil {
