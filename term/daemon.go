@@ -95,6 +95,11 @@ type Config struct {
 	// DebugBuffer is how many unhandled sequences DEBUG returns at most;
 	// 0: DefaultDebugBuffer.
 	DebugBuffer int
+	// Transcript, if set, is a host path that gets the session as a
+	// termverify.transcript/v1 transcript in PTY mode's shape, the one
+	// `run --pty` records (docs/TERM.md, "A session recorded"); "": no
+	// recording.
+	Transcript string
 }
 
 // Daemon is one program in a sandbox on an emulated terminal. Its methods
