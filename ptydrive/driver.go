@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -80,14 +79,12 @@ type Driver struct {
 	emu     *vt.Terminal
 	judge   *quiesce.Judge
 	budget  int
-	endOver bool   // Config.EndOnOverflow
-	marker  []byte // Config.Marker
-	held    []byte // read bytes that may begin a marker, not shown yet
-	markers int    // markers read since SettleOnMarker last returned on one
-	out     []byte // this epoch's output, up to budget
-	carry   []byte // an incomplete UTF-8 sequence at the end of the last epoch
-	dropped int64  // this epoch's bytes beyond the budget
-	replies []byte // owed to the program, not yet written
+	endOver bool         // Config.EndOnOverflow
+	marker  []byte       // Config.Marker
+	held    []byte       // read bytes that may begin a marker, not shown yet
+	markers int          // markers read since SettleOnMarker last returned on one
+	out     OutputBuffer // this epoch's output, up to the budget
+	replies []byte       // owed to the program, not yet written
 	// RepliesDropped counts replies dropped because the program did not
 	// take the ones before (maxPendingReplies), for a diagnostic.
 	RepliesDropped int64
@@ -121,12 +118,8 @@ func New(master, slave *os.File, c Config) (*Driver, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("ptydrive: master non-blocking: %w", err)
 	}
-	budget := c.OutputBudget
-	if budget <= 0 {
-		budget = DefaultOutputBudget
-	}
 	return &Driver{
-		fd: fd, slave: slave, judge: j, budget: budget, endOver: c.EndOnOverflow,
+		fd: fd, slave: slave, judge: j, out: NewOutputBuffer(c.OutputBudget), endOver: c.EndOnOverflow,
 		marker: bytes.Clone(c.Marker),
 		emu:    vt.New(vt.Config{Cols: c.Cols, Rows: c.Rows, Scrollback: c.Scrollback}),
 		buf:    make([]byte, readChunk),
@@ -218,7 +211,7 @@ func (d *Driver) settle(ctx context.Context, exited <-chan struct{}, notYet stri
 		if err := d.pump(); err != nil {
 			return Settled{}, err
 		}
-		if d.endOver && d.dropped > 0 {
+		if d.endOver && d.out.Dropped() > 0 {
 			return Settled{Overflow: true, Why: "the epoch's output passed its budget"}, nil
 		}
 		select {
@@ -230,7 +223,7 @@ func (d *Driver) settle(ctx context.Context, exited <-chan struct{}, notYet stri
 					return Settled{}, err
 				}
 				more, err := d.Pending()
-				if err != nil || !more || ctx.Err() != nil || (d.endOver && d.dropped > 0) {
+				if err != nil || !more || ctx.Err() != nil || (d.endOver && d.out.Dropped() > 0) {
 					break
 				}
 			}
@@ -363,11 +356,7 @@ type Screen struct {
 }
 
 // Screen returns what the terminal shows now.
-func (d *Driver) Screen() Screen {
-	cols, rows := d.emu.Size()
-	return Screen{Cols: cols, Rows: rows, Lines: d.emu.Lines(), Cursor: d.emu.Cursor(),
-		Alternate: d.emu.AltScreen(), Title: d.emu.Title()}
-}
+func (d *Driver) Screen() Screen { return ScreenOf(d.emu) }
 
 // Emulator returns the emulator, for what Screen does not carry
 // (attributes, diagnostics, scrollback). Do not write to it.
@@ -395,39 +384,7 @@ func (d *Driver) takeOutput(final bool) Output {
 		d.show(d.held)
 		d.held = nil
 	}
-	b := append(d.carry, d.out...)
-	d.carry = nil
-	// Keep a trailing incomplete (but so far valid) sequence for the next
-	// epoch — unless this is the last one, or bytes after it were cut by
-	// the budget (the next epoch's first bytes would not continue it).
-	for k := 1; !final && d.dropped == 0 && k <= utf8.UTFMax-1 && k <= len(b); k++ {
-		c := b[len(b)-k]
-		if c < 0x80 {
-			break
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[len(b)-k:]) {
-				d.carry = append([]byte(nil), b[len(b)-k:]...)
-				b = b[:len(b)-k]
-			}
-			break
-		}
-	}
-	o := Output{Dropped: d.dropped}
-	text := make([]byte, 0, len(b))
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n == 1 {
-			o.Invalid++
-			text = utf8.AppendRune(text, utf8.RuneError)
-		} else {
-			text = append(text, b[:n]...)
-		}
-		b = b[n:]
-	}
-	o.Text = string(text)
-	d.out, d.dropped = d.out[:0], 0
-	return o
+	return d.out.Take(final)
 }
 
 // pump reads what the master has (up to pumpBudget, so that the caller
@@ -477,9 +434,7 @@ func (d *Driver) pump() error {
 // budget), and queues the emulator's replies.
 func (d *Driver) show(chunk []byte) {
 	d.emu.Write(chunk)
-	keep := max(min(len(chunk), d.budget-len(d.out)), 0)
-	d.out = append(d.out, chunk[:keep]...)
-	d.dropped += int64(len(chunk) - keep)
+	d.out.Add(chunk)
 	if r := d.emu.Replies(); len(d.replies)+len(r) <= maxPendingReplies {
 		d.replies = append(d.replies, r...)
 	} else {

@@ -228,12 +228,12 @@ func TestWriteBoundedByDeadline(t *testing.T) {
 // TestSplitUTF8: a character split across two epochs' output is kept
 // whole for the second one; invalid bytes are replaced and counted.
 func TestSplitUTF8(t *testing.T) {
-	d := &Driver{budget: 100}
-	d.out = []byte("a\xe4\xb8")
+	d := &Driver{out: NewOutputBuffer(100)}
+	d.out.kept = []byte("a\xe4\xb8")
 	if o := d.TakeOutput(); o.Text != "a" || o.Invalid != 0 {
 		t.Fatalf("first %+v", o)
 	}
-	d.out = []byte("\xadb\xff")
+	d.out.kept = []byte("\xadb\xff")
 	if o := d.TakeOutput(); o.Text != "中b\uFFFD" || o.Invalid != 1 {
 		t.Fatalf("second %+v", o)
 	}
@@ -278,16 +278,16 @@ while True:
 // as invalid instead of keeping it, and nothing is carried across bytes
 // the budget cut.
 func TestFinalOutputAndCarry(t *testing.T) {
-	d := &Driver{budget: 100}
-	d.out = []byte("bye\xe2\x82")
+	d := &Driver{out: NewOutputBuffer(100)}
+	d.out.kept = []byte("bye\xe2\x82")
 	if o := d.TakeFinalOutput(); o.Text != "bye\uFFFD\uFFFD" || o.Invalid != 2 {
 		t.Fatalf("final %+v", o)
 	}
-	d.out, d.dropped = []byte("abc\xe2"), 2
+	d.out.kept, d.out.dropped = []byte("abc\xe2"), 2
 	if o := d.TakeOutput(); o.Text != "abc\uFFFD" || o.Invalid != 1 || o.Dropped != 2 {
 		t.Fatalf("cut %+v", o)
 	}
-	d.out = []byte("\x82\xacok")
+	d.out.kept = []byte("\x82\xacok")
 	if o := d.TakeOutput(); o.Text != "\uFFFD\uFFFDok" || o.Invalid != 2 {
 		t.Fatalf("after the cut %+v", o)
 	}

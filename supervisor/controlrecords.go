@@ -6,6 +6,7 @@ import (
 	"github.com/termverify/termverify-sandbox/control"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/ptyrecord"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -127,12 +128,7 @@ func wireExit(e control.Exit) transcript.Exit {
 // {"kind":"signal","value":"KILL"}: the name without SIG, as upstream's
 // POSIX terminal binding spells it (upstream's adapter itself reports a
 // negative code).
-func osExit(e sandbox.Exit) transcript.Exit {
-	if e.Signal != "" {
-		return transcript.Exit{Kind: transcript.ExitSignal, Signal: e.Signal}
-	}
-	return transcript.Exit{Kind: transcript.ExitCode, Code: int64(e.Code)}
-}
+func osExit(e sandbox.Exit) transcript.Exit { return ptyrecord.Exit(e) }
 
 // DiagExitMismatch is upstream's adapter diagnostic: the subject's claimed
 // exit differs from the OS-observed one (details: claimed, observed).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/ptyrecord"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -203,24 +204,10 @@ func negotiationRequest(req *plan, backend sandbox.Isolation, fs, nw, term recei
 	}
 }
 
-// mechanisms turns what the sandbox confines (verified by a started
-// sandbox, or tried by sandbox.Probe) into negotiation input: the
-// filesystem and the network under the network mode. The tier is decided
-// here, never in the sandbox: os for what it confines, none with its
-// reason for what it does not.
+// mechanisms turns what the sandbox confines into negotiation input
+// (ptyrecord.Mechanisms, which the term daemon's recorded sessions share).
 func mechanisms(fs, nw sandbox.Confinement, mode string) (fsm, nwm receipts.Mechanism) {
-	word := receipts.MechanismNetNS
-	if mode == config.NetworkAllowList {
-		word = receipts.MechanismAllowNS
-	}
-	return mechanismOf(fs, receipts.MechanismMountNS), mechanismOf(nw, word)
-}
-
-func mechanismOf(c sandbox.Confinement, word string) receipts.Mechanism {
-	if !c.Confined {
-		return receipts.Mechanism{Tier: receipts.None, Reason: c.Reason}
-	}
-	return receipts.Mechanism{Tier: receipts.OS, Word: word}
+	return ptyrecord.Mechanisms(fs, nw, mode)
 }
 
 // buildSpec is the sandbox for a backend. The environment is exactly the

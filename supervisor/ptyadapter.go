@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/input"
+	"github.com/termverify/termverify-sandbox/ptyrecord"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/vt"
@@ -102,25 +103,9 @@ const (
 )
 
 // terminalMechanism is what a started sandbox applied for the terminal
-// in PTY mode: a terminal of its own (checked to be a pty master of its
-// devpts when it arrived) whose size the sandbox found to be the
-// requested one before the subject was released, so before any subject
-// code could change it. console says whether the sandbox made a terminal;
-// a is what it reports applied.
+// in PTY mode (ptyrecord.TerminalMechanism).
 func terminalMechanism(console bool, a sandbox.Applied) receipts.Mechanism {
-	if !console {
-		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}
-	}
-	for _, m := range a.Mechanisms {
-		if m.Name != sandbox.MechanismTerminalSize {
-			continue
-		}
-		if !m.Applied {
-			return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size is not the requested one: " + m.Reason}
-		}
-		return receipts.Mechanism{Tier: receipts.OS, Word: receipts.MechanismPTY}
-	}
-	return receipts.Mechanism{Tier: receipts.None, Reason: "the terminal's size was not checked"}
+	return ptyrecord.TerminalMechanism(console, a)
 }
 
 // readyPrefix starts upstream's readiness marker; the marker of a run is

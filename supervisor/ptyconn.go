@@ -16,6 +16,7 @@ import (
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/ptydrive"
 	"github.com/termverify/termverify-sandbox/ptyinput"
+	"github.com/termverify/termverify-sandbox/ptyrecord"
 	"github.com/termverify/termverify-sandbox/quiesce"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -33,13 +34,13 @@ import (
 
 // Diagnostic codes of PTY mode, each recorded in the epoch it concerns.
 const (
-	DiagOutputInvalid   = "terminal-output-invalid-utf8" // bytes of the output that are not UTF-8, replaced by U+FFFD
-	DiagOutputIdle      = "terminal-output-while-idle"   // output written while no epoch was open, recorded in this one
-	DiagSizeChanged     = "terminal-size-changed"        // the program set its terminal's size; frames keep the emulator's
-	DiagMouseOff        = "terminal-mouse-not-enabled"   // input.mouse while the program reports no mouse: nothing written
-	DiagRepliesDropped  = "terminal-replies-dropped"     // query replies the program did not take, dropped
-	DiagNotWaiting      = "terminal-not-waiting"         // at a deadline: what quiesce last saw
-	DiagStopGraceKilled = "terminal-stop-killed"         // the program outlived the hangup's grace period and was killed
+	DiagOutputInvalid   = ptyrecord.DiagOutputInvalid   // bytes of the output that are not UTF-8, replaced by U+FFFD
+	DiagOutputIdle      = ptyrecord.DiagOutputIdle      // output written while no epoch was open, recorded in this one
+	DiagSizeChanged     = "terminal-size-changed"       // the program set its terminal's size; frames keep the emulator's
+	DiagMouseOff        = "terminal-mouse-not-enabled"  // input.mouse while the program reports no mouse: nothing written
+	DiagRepliesDropped  = "terminal-replies-dropped"    // query replies the program did not take, dropped
+	DiagNotWaiting      = ptyrecord.DiagNotWaiting      // at a deadline: what quiesce last saw
+	DiagStopGraceKilled = ptyrecord.DiagStopGraceKilled // the program outlived the hangup's grace period and was killed
 )
 
 // Failure words (details.failure) of PTY mode.
@@ -361,13 +362,10 @@ func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
 	var d []transcript.Diagnostic
 	if c.epoch.idleOut {
 		c.epoch.idleOut = false
-		d = append(d, ptyDiagnostic(DiagOutputIdle,
-			"the program wrote to its terminal while no epoch was open (a background job, a clock); that output is in this epoch's observation", nil))
+		d = append(d, ptyrecord.IdleOutput())
 	}
 	if out.Invalid > 0 {
-		d = append(d, ptyDiagnostic(DiagOutputInvalid,
-			fmt.Sprintf("%d bytes of the output are not UTF-8 and were replaced by U+FFFD", out.Invalid),
-			details{}.num("replaced", int64(out.Invalid)).value()))
+		d = append(d, ptyrecord.InvalidOutput(out.Invalid))
 	}
 	if n := c.drv.RepliesDropped; n > c.replies {
 		d = append(d, ptyDiagnostic(DiagRepliesDropped,
@@ -387,34 +385,10 @@ func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
 	return d
 }
 
-// observation is the screen now, in upstream's terminal shape, as the
-// transcript records it: the program running, no regions and no focus,
-// the epoch's output in one terminal.output event.
+// observation is the screen now, as the transcript records it
+// (ptyrecord.Observation), with the epoch's output.
 func (c *ptyConn) observation(out ptydrive.Output) transcript.Observation {
-	scr := c.drv.Screen()
-	mode := "normal"
-	if scr.Alternate {
-		mode = "alternate"
-	}
-	o := transcript.Observation{
-		State: canon.ObjectValue(canon.M("terminal", canon.ObjectValue(
-			canon.M("columns", canon.IntValue(int64(scr.Cols))),
-			canon.M("rows", canon.IntValue(int64(scr.Rows))),
-		))),
-		UI: transcript.UI{
-			Regions: []transcript.Region{},
-			Cursor:  transcript.Cursor{Column: int64(scr.Cursor.Col), Row: int64(scr.Cursor.Row), Visible: scr.Cursor.Visible},
-			Mode:    &mode,
-		},
-		Events:  []transcript.Event{},
-		Frame:   &transcript.Frame{Lines: scr.Lines, Columns: int64(scr.Cols), Rows: int64(scr.Rows)},
-		Process: &transcript.Process{},
-	}
-	if out.Text != "" {
-		o.Events = append(o.Events, transcript.Event{Type: "terminal.output",
-			Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(out.Text)))})
-	}
-	return o
+	return ptyrecord.Observation(c.drv.Screen(), out.Text)
 }
 
 // exitRecords are the records that end a program that exited: the

@@ -8,6 +8,7 @@ import (
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/ptyrecord"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -173,12 +174,6 @@ func (r *recorder) subjectRefused(c receipts.Constraint, code, message string) *
 	return r.refuse(out)
 }
 
-// mechanism names an os-tier receipt's mechanism in an x-mechanism member:
-// a deterministic word (never a path, pid or namespace id), so auditors
-// see how the constraint was enforced and transcripts stay replay-comparable.
-func mechanism(rc receipts.Receipt) []canon.Member {
-	if rc.Tier != receipts.OS || rc.Mechanism == "" {
-		return nil
-	}
-	return []canon.Member{canon.M("x-mechanism", canon.StringValue(rc.Mechanism))}
-}
+// mechanism names an os-tier receipt's mechanism in an x-mechanism
+// member (ptyrecord.XMechanism).
+func mechanism(rc receipts.Receipt) []canon.Member { return ptyrecord.XMechanism(rc) }
