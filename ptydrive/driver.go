@@ -288,17 +288,7 @@ func (d *Driver) Write(ctx context.Context, b []byte) error {
 }
 
 // Modes returns the input modes the program has set, for ptyinput.
-func (d *Driver) Modes() ptyinput.Modes {
-	m := d.emu.Modes()
-	enc := ptyinput.MouseEncodingLegacy
-	if m.MouseSGR {
-		enc = ptyinput.MouseEncodingSGR
-	}
-	return ptyinput.Modes{
-		AppCursor: m.AppCursor, AppKeypad: m.AppKeypad, BracketedPaste: m.BracketedPaste,
-		Mouse: ptyinput.MouseMode(m.Mouse), MouseEncoding: enc, FocusEvents: m.FocusEvents,
-	}
-}
+func (d *Driver) Modes() ptyinput.Modes { return ModesOf(d.emu) }
 
 // Key sends one termverify.key/v1 chord as the terminal would in the
 // program's current modes. An unencodable chord writes nothing.

@@ -3,6 +3,7 @@ package ptydrive
 import (
 	"unicode/utf8"
 
+	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/vt"
 )
 
@@ -83,4 +84,18 @@ func ScreenOf(emu *vt.Terminal) Screen {
 	cols, rows := emu.Size()
 	return Screen{Cols: cols, Rows: rows, Lines: emu.Lines(), Cursor: emu.Cursor(),
 		Alternate: emu.AltScreen(), Title: emu.Title()}
+}
+
+// ModesOf is the input modes emu's program has set, for ptyinput. The
+// caller holds whatever guards emu.
+func ModesOf(emu *vt.Terminal) ptyinput.Modes {
+	m := emu.Modes()
+	enc := ptyinput.MouseEncodingLegacy
+	if m.MouseSGR {
+		enc = ptyinput.MouseEncodingSGR
+	}
+	return ptyinput.Modes{
+		AppCursor: m.AppCursor, AppKeypad: m.AppKeypad, BracketedPaste: m.BracketedPaste,
+		Mouse: ptyinput.MouseMode(m.Mouse), MouseEncoding: enc, FocusEvents: m.FocusEvents,
+	}
 }

@@ -5,15 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
+	"github.com/termverify/termverify-sandbox/ptydrive"
+	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/vt"
 )
@@ -110,6 +114,9 @@ type Daemon struct {
 	console *os.File         // the terminal's master; nil with box
 	dump    *ptyDump         // Config.PTYDump; nil without one
 	judge   *judge           // quiesce's view, for settled waits; nil when unavailable
+	rec     *recorder        // Config.Transcript; nil without one
+	raw     syscall.RawConn  // the console's, for the reader
+	readMu  sync.Mutex       // held by the reader from a read to the emulator's having it
 
 	mu          sync.Mutex
 	emu         *vt.Terminal
@@ -123,10 +130,12 @@ type Daemon struct {
 	replies []byte        // owed to the program, written by the replier
 	owed    chan struct{} // a token: replies are waiting
 
-	exited chan struct{} // closed once the program and its sandbox have ended
-	status int           // the exit status (128+signal), valid after exited
-	done   chan struct{} // closed by Close: the replier ends
-	wg     sync.WaitGroup
+	exited  chan struct{} // closed once the program and its sandbox have ended
+	status  int           // the exit status (128+signal), valid after exited
+	exit    sandbox.Exit  // the sandbox's exit, valid after exited
+	exitErr error         // why exit is unknown, valid after exited
+	done    chan struct{} // closed by Close: the replier ends
+	wg      sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -175,21 +184,38 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	if cfg.Transcript != "" {
+		if d.rec, err = openRecord(cfg, &spec); err != nil {
+			d.dump.discard()
+			return nil, err
+		}
+	}
+	fail := func(err error) (*Daemon, error) {
+		d.dump.discard()
+		if d.rec != nil {
+			d.rec.discard()
+		}
+		return nil, err
+	}
 	box, err := sandbox.Start(ctx, spec)
 	if err != nil {
 		if ee, ok := errors.AsType[*sandbox.ExecError](err); ok {
 			d.status = ee.Code
+			if d.rec != nil {
+				d.rec.notStarted(ee)
+			}
 			close(d.exited)
 			return d, nil
 		}
-		d.dump.discard()
-		return nil, fmt.Errorf("start the sandbox: %w", err)
+		return fail(fmt.Errorf("start the sandbox: %w", err))
 	}
 	d.box, d.console = box, box.Console()
-	if d.console == nil {
+	if d.console != nil {
+		d.raw, err = d.console.SyscallConn()
+	}
+	if d.console == nil || err != nil {
 		_ = box.Destroy()
-		d.dump.discard()
-		return nil, errors.New("start the sandbox: it gave the program no terminal")
+		return fail(errors.New("start the sandbox: it gave the program no terminal it can read"))
 	}
 	// Without a judge the daemon serves all but settled waits (a
 	// rootless host may refuse what quiesce reads).
@@ -198,6 +224,13 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	d.wg.Go(func() { d.read(); close(read) })
 	d.wg.Go(d.reply)
 	d.wg.Go(func() { d.wait(read) })
+	if d.rec != nil {
+		if err := d.rec.begin(d, spec); err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.wg.Go(d.rec.watch)
+	}
 	return d, nil
 }
 
@@ -278,18 +311,61 @@ func envValue(env []string, key string) string {
 // terminal reports that every process on it has gone (EIO). It never
 // waits for a client: that is what keeps the program from blocking on a
 // full terminal.
+//
+// Each read and its hand-over to the emulator happen under readMu, so
+// that one who holds it, and finds the master drained, knows the screen
+// has everything the program wrote (a recorded epoch's close).
 func (d *Daemon) read() {
 	buf := make([]byte, 64<<10)
-	for {
-		n, err := d.console.Read(buf)
-		if n > 0 {
-			d.dump.write(buf[:n])
-			d.show(buf[:n])
-		}
+	var end error
+	for end == nil {
+		err := d.raw.Read(func(fd uintptr) bool {
+			d.readMu.Lock()
+			defer d.readMu.Unlock()
+			n, err := unix.Read(int(fd), buf)
+			switch {
+			case err == unix.EAGAIN:
+				return false // wait until readable
+			case err == unix.EINTR:
+				return true
+			case n > 0:
+				d.dump.write(buf[:n])
+				d.show(buf[:n])
+			case err != nil:
+				end = err
+			default:
+				end = io.EOF
+			}
+			return true
+		})
 		if err != nil {
-			return
+			end = err
 		}
 	}
+}
+
+// masterReadable reports whether output waits on the master, unread.
+func (d *Daemon) masterReadable() bool {
+	readable := false
+	_ = d.raw.Control(func(fd uintptr) {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(pfd, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			readable = err == nil && n > 0 && pfd[0].Revents&unix.POLLIN != 0
+			return
+		}
+	})
+	return readable
+}
+
+// repliesOwed reports whether query replies wait to be written.
+func (d *Daemon) repliesOwed() bool {
+	d.replyMu.Lock()
+	defer d.replyMu.Unlock()
+	return len(d.replies) > 0
 }
 
 // show hands output to the emulator, raises the activity flag, wakes the
@@ -297,6 +373,9 @@ func (d *Daemon) read() {
 func (d *Daemon) show(b []byte) {
 	d.mu.Lock()
 	d.emu.Write(b)
+	if d.rec != nil {
+		d.rec.shown(b)
+	}
 	r := d.emu.Replies()
 	d.activity = true
 	close(d.output)
@@ -345,6 +424,7 @@ func (d *Daemon) wait(read <-chan struct{}) {
 	// The master reads EIO only once no slave is open: ours too.
 	d.judge.close()
 	<-read
+	d.exit, d.exitErr = exit, err
 	if err != nil {
 		d.status = 128 + int(unix.SIGKILL)
 	} else {
@@ -377,6 +457,9 @@ func (d *Daemon) Input(ctx context.Context, b []byte) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Time{}
+	}
+	if d.rec != nil {
+		return d.rec.input(ctx, b, deadline)
 	}
 	return d.write(b, deadline)
 }
@@ -462,6 +545,9 @@ func (d *Daemon) Signal(sig unix.Signal) error {
 	if err := d.box.Signal(sig); err != nil {
 		return fmt.Errorf("signal %d: %w", sig, err)
 	}
+	if d.rec != nil {
+		d.rec.signal(sig)
+	}
 	return nil
 }
 
@@ -474,6 +560,13 @@ func (d *Daemon) Resize(cols, rows int) error {
 	if d.Exited() || d.box == nil {
 		return ErrExited
 	}
+	if d.rec != nil {
+		return d.rec.resize(cols, rows)
+	}
+	return d.resize(cols, rows)
+}
+
+func (d *Daemon) resize(cols, rows int) error {
 	// The screen first: what the program draws for its new size, read
 	// right after the SIGWINCH, must land on a screen of that size.
 	d.mu.Lock()
@@ -488,18 +581,39 @@ func (d *Daemon) Resize(cols, rows int) error {
 // Stop ends the program: SIGTERM, then SIGHUP (what a terminal's hangup
 // sends), each given stopGrace, then the whole sandbox is killed. It
 // returns once everything in the sandbox has ended, or ctx is done.
+//
+// A recorded session's STOP hangs up first, as run --pty's input.stop
+// does (record.go).
 func (d *Daemon) Stop(ctx context.Context) error {
-	for _, sig := range []unix.Signal{unix.SIGTERM, unix.SIGHUP} {
+	if d.rec != nil {
+		return d.rec.stop(ctx)
+	}
+	_, err := d.stop(ctx, []stopStep{{[]unix.Signal{unix.SIGTERM}, stopGrace}, {[]unix.Signal{unix.SIGHUP}, stopGrace}})
+	return err
+}
+
+// stopStep is signals sent together, then the grace period given them.
+type stopStep struct {
+	signals []unix.Signal
+	grace   time.Duration
+}
+
+// stop sends each step's signals, waiting its grace period for the end,
+// then kills the sandbox; killed says whether it came to that.
+func (d *Daemon) stop(ctx context.Context, steps []stopStep) (killed bool, err error) {
+	for _, st := range steps {
 		if d.Exited() {
-			return nil
+			return false, nil
 		}
-		_ = d.box.Signal(sig)
+		for _, sig := range st.signals {
+			_ = d.box.Signal(sig)
+		}
 		select {
 		case <-d.exited:
-			return nil
-		case <-time.After(stopGrace):
+			return false, nil
+		case <-time.After(st.grace):
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return false, context.Cause(ctx)
 		}
 	}
 	if d.box != nil {
@@ -507,9 +621,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	}
 	select {
 	case <-d.exited:
-		return nil
+		return true, nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return true, context.Cause(ctx)
 	}
 }
 
@@ -528,6 +642,40 @@ func (d *Daemon) Close() error {
 			d.wg.Wait()
 		}
 		d.closeErr = errors.Join(d.closeErr, d.dump.commit())
+		if d.rec != nil {
+			d.closeErr = errors.Join(d.closeErr, d.rec.commit())
+		}
 	})
 	return d.closeErr
+}
+
+// Key sends one termverify.key/v1 chord, encoded as a terminal would
+// send it in the program's current modes (ptyinput), by ctx's deadline.
+// An unencodable chord writes nothing. A recorded session records it as
+// input.key.
+func (d *Daemon) Key(ctx context.Context, chord []string) error {
+	if d.Exited() {
+		return ErrExited
+	}
+	deadline, _ := ctx.Deadline()
+	if d.rec != nil {
+		return d.rec.key(ctx, chord, deadline)
+	}
+	b, err := d.encodeKey(chord)
+	if err != nil {
+		return err
+	}
+	return d.write(b, deadline)
+}
+
+// encodeKey is chord's bytes in the program's current modes.
+func (d *Daemon) encodeKey(chord []string) ([]byte, error) {
+	d.mu.Lock()
+	m := ptydrive.ModesOf(d.emu)
+	d.mu.Unlock()
+	b, err := ptyinput.EncodeKey(chord, m)
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %w", chord, err)
+	}
+	return b, nil
 }

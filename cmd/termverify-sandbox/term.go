@@ -67,6 +67,7 @@ type termStartOptions struct {
 	noDaemon   bool
 	stateDir   string
 	ptyDump    string
+	transcript string
 	emulator   string
 	debugBuf   int
 	readyFD    int
@@ -104,6 +105,7 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.BoolVar(&o.noDaemon, "no-daemon", false, "serve in the foreground")
 	f.StringVar(&o.stateDir, "state-dir", "", "sandbox state directory (default the sandbox's)")
 	f.StringVar(&o.ptyDump, "pty-dump", "", "write the raw bytes the program printed to FILE, complete once stopped")
+	f.StringVar(&o.transcript, "transcript", "", "record the session to FILE as a termverify.transcript/v1 transcript in run --pty's shape, for replay --pty (docs/TERM.md); written whole once the session ends")
 	f.IntVar(&o.debugBuf, "debug-buffer", term.DefaultDebugBuffer, "how many unhandled escape sequences debug returns at most (the emulator keeps the last 64)")
 	f.StringVar(&o.emulator, "emulator", "xterm", "xterm or custom: accepted for interminai's compatibility; one emulator serves both")
 	f.StringArrayVar(&o.write, "write", nil, "a host directory the program may write, at its own path (repeatable)")
@@ -169,7 +171,8 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 		allow = append(allow, hp)
 	}
 	cfg := term.Config{Args: args, Env: os.Environ(), Write: write, Read: read, Allow: allow, Limits: &limits,
-		Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf}
+		Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf,
+		Transcript: o.transcript}
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -221,6 +224,9 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	}
 	if o.ptyDump != "" {
 		argv = append(argv, "--pty-dump", o.ptyDump)
+	}
+	if o.transcript != "" {
+		argv = append(argv, "--transcript", o.transcript)
 	}
 	for _, w := range o.write {
 		argv = append(argv, "--write", w)
