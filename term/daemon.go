@@ -189,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			d.dump.discard()
 			return nil, err
 		}
+		d.rec.d = d
 	}
 	fail := func(err error) (*Daemon, error) {
 		d.dump.discard()
@@ -225,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	d.wg.Go(d.reply)
 	d.wg.Go(func() { d.wait(read) })
 	if d.rec != nil {
-		if err := d.rec.begin(d, spec); err != nil {
+		if err := d.rec.begin(spec); err != nil {
 			d.Close()
 			return nil, err
 		}

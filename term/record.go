@@ -201,8 +201,8 @@ func setEnv(env []string, set map[string]string) []string {
 // at the program's first wait for input. A negotiation that refuses (a
 // mechanism the sandbox did not verify) ends the transcript
 // run.unsupported and is returned: the session is not started.
-func (r *recorder) begin(d *Daemon, spec sandbox.Spec) error {
-	r.d = d
+func (r *recorder) begin(spec sandbox.Spec) error {
+	d := r.d
 	a := d.box.Applied()
 	c := r.cfg
 	fs, nw := ptyrecord.Mechanisms(a.Filesystem, a.Network, c.Network.Mode)
