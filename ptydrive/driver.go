@@ -78,7 +78,6 @@ type Driver struct {
 	slave   *os.File // kept by the caller, polled and queried by quiesce
 	emu     *vt.Terminal
 	judge   *quiesce.Judge
-	budget  int
 	endOver bool         // Config.EndOnOverflow
 	marker  []byte       // Config.Marker
 	held    []byte       // read bytes that may begin a marker, not shown yet

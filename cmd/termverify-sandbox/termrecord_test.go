@@ -217,6 +217,22 @@ func TestTermRecord(t *testing.T) {
 		}
 	})
 
+	// KILL has no input kind in v1: it is said in a diagnostic of the
+	// epoch it falls in, or of the next one when none is open.
+	t.Run("signal", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		src := h.record(recSession{argv: bash, steps: []recStep{
+			{"kill", "--signal", "WINCH"},
+			{"input", "--text", `echo after\r`},
+		}})
+		validateOK(t, bin, src)
+		b, _ := os.ReadFile(src)
+		lines := strings.Split(string(b), "\n")
+		if len(lines) < 11 || !strings.Contains(lines[9], `"input.text"`) || !strings.Contains(lines[10], `"code":"term-signal-sent","details":{"signal":"WINCH"}`) {
+			t.Errorf("want the signal said right after the next input:\n%s", b)
+		}
+	})
+
 	t.Run("not found", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		src := h.record(recSession{argv: []string{"no-such-program-here"}})
