@@ -48,6 +48,9 @@ func (d *Daemon) Receipts() (interminai.ReceiptsData, error) {
 		case receipts.Network:
 			r = confined(c, a.Network)
 		}
+		if dr, ok := d.rec.delivered(c); ok {
+			r = dr // a recorded session delivers what run --pty does
+		}
 		out.Receipts = append(out.Receipts, r)
 	}
 	return out, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
+	"github.com/termverify/termverify-sandbox/interminai"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/ptydrive"
@@ -79,9 +80,10 @@ type recorder struct {
 
 	wmu     sync.Mutex // the Writer, and what follows
 	w       *transcript.Writer
-	cfg     config.Config // the session's run config
-	err     error         // the first record that could not be written
-	signals []string      // signals sent while no epoch was open, said in the next
+	cfg     config.Config    // the session's run config
+	outcome receipts.Outcome // the receipts negotiated at begin
+	err     error            // the first record that could not be written
+	signals []string         // signals sent while no epoch was open, said in the next
 
 	// Under the daemon's mu (its reader fills them).
 	out     ptydrive.OutputBuffer
@@ -209,6 +211,7 @@ func (r *recorder) begin(spec sandbox.Spec) error {
 	out := receipts.Negotiate(negotiation(c, spec.Dir, fs, nw, ptyrecord.TerminalMechanism(d.console != nil, a)))
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
+	r.outcome = out
 	for _, rc := range out.Receipts {
 		if rc.Status == receipts.Unsupported {
 			r.write(func(w *transcript.Writer) error { return w.Unsupported(rc.Constraint, rc.Reason) })
@@ -634,4 +637,23 @@ func (r *recorder) resize(cols, rows int) error {
 		r.d.mu.Unlock()
 		return func() error { return r.d.resize(cols, rows) }, c == cols && rw == rows, nil
 	})
+}
+
+// delivered is RECEIPTS' word for a constraint the recorded session
+// delivers by spawn-env (seed, clock, locale, timezone), as its
+// transcript's receipt says; ok is false for the others, and on nil (no
+// recording).
+func (r *recorder) delivered(c receipts.Constraint) (interminai.ReceiptData, bool) {
+	if r == nil {
+		return interminai.ReceiptData{}, false
+	}
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	for _, rc := range r.outcome.Receipts {
+		if rc.Constraint == c && rc.Tier == receipts.Delivered && rc.Delivery != nil {
+			return interminai.ReceiptData{Constraint: string(c), Status: string(receipts.Applied), Tier: string(receipts.Delivered),
+				Mechanism: "spawn-env " + strings.Join(receipts.EnvList(rc.Delivery.Env), ",")}, true
+		}
+	}
+	return interminai.ReceiptData{}, false
 }

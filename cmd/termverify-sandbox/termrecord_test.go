@@ -233,6 +233,20 @@ func TestTermRecord(t *testing.T) {
 		}
 	})
 
+	// RECEIPTS says what the transcript's receipts say: a recorded
+	// program is delivered seed, clock, locale and timezone.
+	t.Run("receipts", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		d := h.start("--transcript", filepath.Join(h.tmp, "r.jsonl"), "--", "cat")
+		out := h.mustRun("receipts", "--socket", d.socket)
+		for _, want := range []string{"seed        delivered  spawn-env TERMVERIFY_SEED=0", "timezone    delivered  spawn-env TERMVERIFY_TIMEZONE=UTC,TZ=UTC0"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("receipts of a recorded session: no %q in\n%s", want, out)
+			}
+		}
+		h.mustRun("stop", "--socket", d.socket)
+	})
+
 	t.Run("not found", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		src := h.record(recSession{argv: []string{"no-such-program-here"}})
