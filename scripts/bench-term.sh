@@ -2,8 +2,9 @@
 # The term daemon's figures (issue 24), in make bench: `term start` until
 # it prints its socket, an OUTPUT round trip, a keystroke typed into cat
 # until the next OUTPUT shows its echo, and the daemon's RSS with a full
-# scrollback (scripts/termbench drives the socket with package
-# interminai), then the yardstick in the same run: one epoch of
+# scrollback, an INPUT and settled WAIT without and with --transcript
+# (scripts/termbench drives the socket with package interminai), then
+# the yardstick in the same run: one epoch of
 # `run --pty` typing into cat (BenchmarkEpochLatency/pty). Needs root
 # (the os tier). BENCH_TERM_N round trips (default 500).
 set -euo pipefail

@@ -46,9 +46,13 @@ type daemon struct {
 }
 
 // start runs `BIN term start ... -- argv` and returns once it printed its
-// socket, with the time that took.
+// socket, with the time that took. flags go before the --.
 func start(bin string, argv ...string) (daemon, time.Duration, error) {
-	args := append([]string{"term", "start", "--size", "80x24", "--"}, argv...)
+	return startWith(bin, nil, argv...)
+}
+
+func startWith(bin string, flags []string, argv ...string) (daemon, time.Duration, error) {
+	args := append(append(append([]string{"term", "start", "--size", "80x24"}, flags...), "--"), argv...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -196,6 +200,48 @@ func run(bin string, n int) error {
 	p50, p99 = quantiles(echo)
 	fmt.Printf("keystroke to echo in OUTPUT  p50 %8.3f ms  p99 %8.3f ms  (target p50 <= 2 ms)\n", ms(p50), ms(p99))
 	fmt.Printf("daemon RSS, full scrollback  %8.1f MiB                    (target <= 32 MiB)\n", float64(kib)/1024)
+	return recorded(bin, n)
+}
+
+// recorded is what recording a session (term start --transcript) costs
+// an input: an INPUT of a line into cat, then a settled WAIT, without and
+// with a transcript (whose epoch closes at the same quiet point).
+func recorded(bin string, n int) error {
+	dir, err := os.MkdirTemp("", "termbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, rec := range []bool{false, true} {
+		var flags []string
+		if rec {
+			flags = []string{"--transcript", dir + "/session.jsonl"}
+		}
+		d, _, err := startWith(bin, flags, "/bin/cat")
+		if err != nil {
+			return err
+		}
+		var rt []time.Duration
+		for range n {
+			t := time.Now()
+			if _, err := d.call(&interminai.Input{Data: "x\r"}); err != nil {
+				d.stop()
+				return err
+			}
+			if _, err := d.call(&interminai.Wait{Settled: true}); err != nil {
+				d.stop()
+				return err
+			}
+			rt = append(rt, time.Since(t))
+		}
+		d.stop()
+		p50, p99 := quantiles(rt)
+		what := "INPUT + settled WAIT        "
+		if rec {
+			what = "the same, recorded          "
+		}
+		fmt.Printf("%s p50 %8.3f ms  p99 %8.3f ms\n", what, ms(p50), ms(p99))
+	}
 	return nil
 }
 
