@@ -321,6 +321,12 @@ func (d *Daemon) read() {
 	var end error
 	for end == nil {
 		err := d.raw.Read(func(fd uintptr) bool {
+			// Only a readable master is read: the read then never waits
+			// with readMu held, even were the master's description put
+			// back in blocking mode (os.File.Fd does that).
+			if !pollReadable(int(fd)) {
+				return false // wait until readable
+			}
 			d.readMu.Lock()
 			defer d.readMu.Unlock()
 			n, err := unix.Read(int(fd), buf)
@@ -347,19 +353,22 @@ func (d *Daemon) read() {
 
 // masterReadable reports whether output waits on the master, unread.
 func (d *Daemon) masterReadable() bool {
-	readable := false
-	_ = d.raw.Control(func(fd uintptr) {
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(pfd, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			readable = err == nil && n > 0 && pfd[0].Revents&unix.POLLIN != 0
-			return
+	r := false
+	_ = d.raw.Control(func(fd uintptr) { r = pollReadable(int(fd)) })
+	return r
+}
+
+// pollReadable reports, without waiting, whether fd has something to read
+// (or has hung up: the read then says how).
+func pollReadable(fd int) bool {
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
+			continue
 		}
-	})
-	return readable
+		return err == nil && n > 0 && pfd[0].Revents != 0
+	}
 }
 
 // repliesOwed reports whether query replies wait to be written.
