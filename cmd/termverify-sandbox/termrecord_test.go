@@ -258,6 +258,24 @@ func TestTermRecord(t *testing.T) {
 		h.mustRun("stop", "--socket", d.socket)
 	})
 
+	// Output while no epoch is open goes to the next epoch, said in
+	// terminal-output-while-idle, as run --pty records it.
+	t.Run("idle output", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		src := h.record(recSession{argv: bash, steps: []recStep{
+			{"input", "--text", `(sleep 0.2; echo la""te) &\r`},
+			{"wait", "--contains", "late", "--timeout", "5000"},
+			{"input", "--text", `echo x\r`},
+		}})
+		validateOK(t, bin, src)
+		b, _ := os.ReadFile(src)
+		lines := strings.Split(string(b), "\n")
+		if len(lines) < 13 || !strings.Contains(lines[11], `"input.text","payload":{"at_ms":0,"text":"echo x\r"}`) ||
+			!strings.Contains(lines[12], `"code":"terminal-output-while-idle"`) || !strings.Contains(lines[13], `late`) {
+			t.Errorf("want the late output in the next epoch, with terminal-output-while-idle:\n%s", b)
+		}
+	})
+
 	t.Run("not found", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		src := h.record(recSession{argv: []string{"no-such-program-here"}})
