@@ -14,6 +14,12 @@ import (
 const (
 	DiagOutputInvalid = "terminal-output-invalid-utf8" // bytes of the output that are not UTF-8, replaced by U+FFFD
 	DiagOutputIdle    = "terminal-output-while-idle"   // output written while no epoch was open, recorded in this one
+	// DiagSizeChanged: the program set its terminal's size; frames keep
+	// the emulator's.
+	DiagSizeChanged = "terminal-size-changed"
+	// DiagRepliesDropped: query replies the program did not take,
+	// dropped.
+	DiagRepliesDropped = "terminal-replies-dropped"
 	// DiagNotWaiting: at a deadline, what quiesce last saw.
 	DiagNotWaiting = "terminal-not-waiting"
 	// DiagStopGraceKilled: the program outlived the hangup's grace period
@@ -34,6 +40,23 @@ func InvalidOutput(n int) transcript.Diagnostic {
 	d := canon.ObjectValue(canon.M("replaced", canon.IntValue(int64(n))))
 	return transcript.Diagnostic{Code: DiagOutputInvalid,
 		Message: fmt.Sprintf("%d bytes of the output are not UTF-8 and were replaced by U+FFFD", n), Details: &d}
+}
+
+// SizeChanged is the diagnostic of an epoch at whose close the kernel's
+// size of the terminal (cols × rows, which the program set) is not the
+// emulator's (ec × er), which the frame keeps.
+func SizeChanged(cols, rows, ec, er int) transcript.Diagnostic {
+	d := canon.ObjectValue(canon.M("columns", canon.IntValue(int64(cols))), canon.M("rows", canon.IntValue(int64(rows))))
+	return transcript.Diagnostic{Code: DiagSizeChanged, Details: &d,
+		Message: fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, ec, er)}
+}
+
+// RepliesDropped is the diagnostic of an epoch in which n bytes of
+// replies to the program's queries were dropped.
+func RepliesDropped(n int64) transcript.Diagnostic {
+	d := canon.ObjectValue(canon.M("bytes", canon.IntValue(n)))
+	return transcript.Diagnostic{Code: DiagRepliesDropped, Details: &d,
+		Message: fmt.Sprintf("%d bytes of replies to the program's queries were dropped: it did not read the ones before", n)}
 }
 
 // Observation is scr in upstream's terminal shape, as the transcript

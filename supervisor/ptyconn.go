@@ -36,9 +36,9 @@ import (
 const (
 	DiagOutputInvalid   = ptyrecord.DiagOutputInvalid   // bytes of the output that are not UTF-8, replaced by U+FFFD
 	DiagOutputIdle      = ptyrecord.DiagOutputIdle      // output written while no epoch was open, recorded in this one
-	DiagSizeChanged     = "terminal-size-changed"       // the program set its terminal's size; frames keep the emulator's
+	DiagSizeChanged     = ptyrecord.DiagSizeChanged     // the program set its terminal's size; frames keep the emulator's
 	DiagMouseOff        = "terminal-mouse-not-enabled"  // input.mouse while the program reports no mouse: nothing written
-	DiagRepliesDropped  = "terminal-replies-dropped"    // query replies the program did not take, dropped
+	DiagRepliesDropped  = ptyrecord.DiagRepliesDropped  // query replies the program did not take, dropped
 	DiagNotWaiting      = ptyrecord.DiagNotWaiting      // at a deadline: what quiesce last saw
 	DiagStopGraceKilled = ptyrecord.DiagStopGraceKilled // the program outlived the hangup's grace period and was killed
 )
@@ -368,9 +368,7 @@ func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
 		d = append(d, ptyrecord.InvalidOutput(out.Invalid))
 	}
 	if n := c.drv.RepliesDropped; n > c.replies {
-		d = append(d, ptyDiagnostic(DiagRepliesDropped,
-			fmt.Sprintf("%d bytes of replies to the program's queries were dropped: it did not read the ones before", n-c.replies),
-			details{}.num("bytes", n-c.replies).value()))
+		d = append(d, ptyrecord.RepliesDropped(n-c.replies))
 		c.replies = n
 	}
 	// The emulator's size, not its Screen: the observation builds that.
@@ -378,9 +376,7 @@ func (c *ptyConn) notes(out ptydrive.Output) []transcript.Diagnostic {
 	// Said once per size the program sets, not at every epoch after.
 	if cols, rows, err := c.drv.KernelSize(); err == nil && (cols != ec || rows != er) && c.sizeSaid != [2]int{cols, rows} {
 		c.sizeSaid = [2]int{cols, rows}
-		d = append(d, ptyDiagnostic(DiagSizeChanged,
-			fmt.Sprintf("the program set its terminal's size to %dx%d; the frame keeps the terminal's %dx%d", cols, rows, ec, er),
-			details{}.num("columns", int64(cols)).num("rows", int64(rows)).value()))
+		d = append(d, ptyrecord.SizeChanged(cols, rows, ec, er))
 	}
 	return d
 }

@@ -16,8 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/netpolicy"
-	"github.com/termverify/termverify-sandbox/ptydrive"
-	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/sandbox"
 	"github.com/termverify/termverify-sandbox/vt"
 )
@@ -129,6 +127,8 @@ type Daemon struct {
 	replyMu sync.Mutex
 	replies []byte        // owed to the program, written by the replier
 	owed    chan struct{} // a token: replies are waiting
+
+	repliesDropped int64 // replies dropped at maxPendingReplies
 
 	exited  chan struct{} // closed once the program and its sandbox have ended
 	status  int           // the exit status (128+signal), valid after exited
@@ -351,33 +351,6 @@ func (d *Daemon) read() {
 	}
 }
 
-// masterReadable reports whether output waits on the master, unread.
-func (d *Daemon) masterReadable() bool {
-	r := false
-	_ = d.raw.Control(func(fd uintptr) { r = pollReadable(int(fd)) })
-	return r
-}
-
-// pollReadable reports, without waiting, whether fd has something to read
-// (or has hung up: the read then says how).
-func pollReadable(fd int) bool {
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(pfd, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		return err == nil && n > 0 && pfd[0].Revents != 0
-	}
-}
-
-// repliesOwed reports whether query replies wait to be written.
-func (d *Daemon) repliesOwed() bool {
-	d.replyMu.Lock()
-	defer d.replyMu.Unlock()
-	return len(d.replies) > 0
-}
-
 // show hands output to the emulator, raises the activity flag, wakes the
 // waiters, and queues the emulator's replies for the replier.
 func (d *Daemon) show(b []byte) {
@@ -397,6 +370,8 @@ func (d *Daemon) show(b []byte) {
 	d.replyMu.Lock()
 	if len(d.replies)+len(r) <= maxPendingReplies {
 		d.replies = append(d.replies, r...)
+	} else {
+		d.repliesDropped += int64(len(r))
 	}
 	d.replyMu.Unlock()
 	select {
@@ -657,35 +632,4 @@ func (d *Daemon) Close() error {
 		}
 	})
 	return d.closeErr
-}
-
-// Key sends one termverify.key/v1 chord, encoded as a terminal would
-// send it in the program's current modes (ptyinput), by ctx's deadline.
-// An unencodable chord writes nothing. A recorded session records it as
-// input.key.
-func (d *Daemon) Key(ctx context.Context, chord []string) error {
-	if d.Exited() {
-		return ErrExited
-	}
-	deadline, _ := ctx.Deadline()
-	if d.rec != nil {
-		return d.rec.key(ctx, chord, deadline)
-	}
-	b, err := d.encodeKey(chord)
-	if err != nil {
-		return err
-	}
-	return d.write(b, deadline)
-}
-
-// encodeKey is chord's bytes in the program's current modes.
-func (d *Daemon) encodeKey(chord []string) ([]byte, error) {
-	d.mu.Lock()
-	m := ptydrive.ModesOf(d.emu)
-	d.mu.Unlock()
-	b, err := ptyinput.EncodeKey(chord, m)
-	if err != nil {
-		return nil, fmt.Errorf("key %q: %w", chord, err)
-	}
-	return b, nil
 }

@@ -84,6 +84,10 @@ type recorder struct {
 	outcome receipts.Outcome // the receipts negotiated at begin
 	err     error            // the first record that could not be written
 	signals []string         // signals sent while no epoch was open, said in the next
+	// sizeSaid is the size the program set that a diagnostic already
+	// reported; replies the replies dropped already reported.
+	sizeSaid [2]int
+	replies  int64
 
 	// Under the daemon's mu (its reader fills them).
 	out     ptydrive.OutputBuffer
@@ -413,6 +417,20 @@ func (r *recorder) snapshot(quiet bool) bool {
 	return true
 }
 
+// terminalNotes are the diagnostics of an epoch's close that run --pty
+// also gives: replies dropped since the last, and a size the program set
+// on its terminal (said once per size); wmu is held.
+func (r *recorder) terminalNotes(ec, er int) {
+	if n := r.d.dropped(); n > r.replies {
+		r.write(func(w *transcript.Writer) error { return w.Diagnostic(ptyrecord.RepliesDropped(n - r.replies)) })
+		r.replies = n
+	}
+	if cols, rows, err := r.d.kernelSize(); err == nil && (cols != ec || rows != er) && r.sizeSaid != [2]int{cols, rows} {
+		r.sizeSaid = [2]int{cols, rows}
+		r.write(func(w *transcript.Writer) error { return w.Diagnostic(ptyrecord.SizeChanged(cols, rows, ec, er)) })
+	}
+}
+
 // observe records an epoch's closing diagnostics and observation (with
 // exit, the program's end); wmu is held.
 func (r *recorder) observe(scr ptydrive.Screen, out ptydrive.Output, idle bool, exit *transcript.Exit) {
@@ -429,6 +447,7 @@ func (r *recorder) observe(scr ptydrive.Screen, out ptydrive.Output, idle bool, 
 	if out.Invalid > 0 {
 		r.write(func(w *transcript.Writer) error { return w.Diagnostic(ptyrecord.InvalidOutput(out.Invalid)) })
 	}
+	r.terminalNotes(scr.Cols, scr.Rows)
 	o := ptyrecord.Observation(scr, out.Text)
 	if exit != nil {
 		o.Process = &transcript.Process{Exited: true, Exit: *exit}
@@ -635,7 +654,17 @@ func (r *recorder) resize(cols, rows int) error {
 		r.d.mu.Lock()
 		c, rw := r.d.emu.Size()
 		r.d.mu.Unlock()
-		return func() error { return r.d.resize(cols, rows) }, c == cols && rw == rows, nil
+		same := c == cols && rw == rows
+		return func() error {
+			if !same {
+				// The kernel has our size again: a size the program
+				// sets after this is news.
+				r.wmu.Lock()
+				r.sizeSaid = [2]int{}
+				r.wmu.Unlock()
+			}
+			return r.d.resize(cols, rows)
+		}, same, nil
 	})
 }
 

@@ -118,6 +118,9 @@ func TestTermRecord(t *testing.T) {
 		{"bash", recSession{argv: bash, steps: []recStep{
 			{"input", "--text", `echo hi\r`},
 			{"input", "--text", `printf '%s\n' one two\r`},
+			// The program sets its own size: terminal-size-changed, as
+			// run --pty says it, until a resize gives it ours again.
+			{"input", "--text", `stty cols 50\r`},
 			{"resize", "--size", "100x30"},
 			{"input", "--text", `stty size\r`},
 			// The delivered receipts are true: the program has the
