@@ -245,9 +245,11 @@ func (r *recorder) notStarted(ee *sandbox.ExecError) {
 	close(r.closed)
 }
 
-// write writes one record under wmu. A record the Writer refuses is kept
-// as the recording's error; a budget it reaches ends the transcript with
-// run.failed (the session goes on, unrecorded).
+// write writes one record under wmu. A budget the transcript reaches
+// ends it with run.failed, and so does a record its rules refuse (a
+// failed recording still leaves a valid transcript); the session goes
+// on, unrecorded. Any other error (the file's) is the recording's error,
+// and Close reports it.
 func (r *recorder) write(rec func(*transcript.Writer) error) {
 	if r.w.Ended() || r.err != nil {
 		return
@@ -255,6 +257,10 @@ func (r *recorder) write(rec func(*transcript.Writer) error) {
 	err := rec(r.w)
 	if errors.Is(err, transcript.ErrBudget) {
 		err = r.w.FailBudget(err)
+	} else if te, ok := errors.AsType[*transcript.Error](err); ok {
+		d := canon.ObjectValue(canon.M("failure", canon.StringValue("transcript")), canon.M("rule", canon.StringValue(te.Rule)))
+		err = r.w.Fail(transcript.Failure{Code: transcript.CodeAdapterRuntimeFailed, Details: &d,
+			Message: "a record of the session was refused by the transcript's rules: " + te.Error()})
 	}
 	if err != nil {
 		r.err = err
@@ -282,9 +288,9 @@ var errEpochOpen = errors.New("the program has not waited for input since the la
 // closed: prepare (under the recording's order, so that a key is encoded
 // in the program's modes of now) returns what to send and whether the
 // epoch closes at once (a resize to the size the terminal has, as run
-// --pty closes it), or an error, with nothing recorded or sent. A transcript that has ended (the program
-// exited, or the recording failed) records nothing more: the session goes
-// on unrecorded.
+// --pty closes it), or an error, with nothing recorded or sent. A
+// transcript that has ended (the program exited, or the recording
+// failed) records nothing more: the session goes on unrecorded.
 func (r *recorder) act(ctx context.Context, in input.Input, prepare func() (send func() error, atOnce bool, err error)) error {
 	r.seq.Lock()
 	defer r.seq.Unlock()
