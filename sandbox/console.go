@@ -51,17 +51,15 @@ type console struct {
 }
 
 // validateTerminal checks Spec.Terminal against the rest of the spec: the
-// terminal replaces Stdin, Stdout and Stderr, and only the os backend
-// (libcontainer's init) can create it.
+// terminal replaces Stdin, Stdout and Stderr. The os backend's is a pty
+// of the sandbox's own devpts (libcontainer's init makes it); isolation
+// none's is a host pty the supervisor opens (hostTerminal).
 func (s *Spec) validateTerminal() error {
 	if s.Terminal == nil {
 		return nil
 	}
 	if s.Stdin != nil || s.Stdout != nil || s.Stderr != nil {
 		return &SpecError{"Terminal", "set together with Stdin, Stdout or Stderr (the terminal is all three)"}
-	}
-	if s.isolation() != IsolationOS {
-		return &SpecError{"Terminal", "a sandbox terminal needs isolation os"}
 	}
 	return nil
 }

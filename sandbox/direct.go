@@ -83,7 +83,20 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			s.hook(hookDirectCgroupOpen, sb.id)
 		}
 	}
-	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes, dirs.childFDs(reaper.FDGo+1))
+	// Spec.Terminal: a host pty for this subject alone (console_direct.go),
+	// the reaper's stdio; our copy of the slave is closed once it runs.
+	var tty *hostTerminal
+	if s.Terminal != nil {
+		uid := -1
+		if ids != nil {
+			uid = ids.UID
+		}
+		if tty, err = openHostTerminal(c, *s.Terminal, uid); err != nil {
+			return err
+		}
+		defer tty.slave.Close()
+	}
+	args, err := directReaperArgs(s.Args, ids, s.Limits.FileBytes, dirs.childFDs(reaper.FDGo+1), tty != nil)
 	if err != nil {
 		return stepErr("seccomp", "", err)
 	}
@@ -104,22 +117,38 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	defer goW.Close()
 
 	files := append([]*os.File{liveR, reportW, goR}, dirs.v1Files()...)
-	cmd := sb.reaperCommand(exe, args, files, dirs.unifiedFD())
+	command := func(cgroupFD int) *exec.Cmd {
+		cmd := sb.reaperCommand(exe, args, files, cgroupFD)
+		if tty != nil {
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.slave, tty.slave, tty.slave
+		}
+		return cmd
+	}
+	cmd := command(dirs.unifiedFD())
 	err = cmd.Start()
 	if err != nil && dirs.unifiedFD() >= 0 && clone3Refused(err) {
 		// clone3 denied (an older container runtime's seccomp profile
 		// answers ENOSYS or EPERM): start without CLONE_INTO_CGROUP; the
 		// unified hierarchy is then joined by pid (verifyJoined).
 		dirs.cloneRefused = true
-		cmd = sb.reaperCommand(exe, args, files, -1)
+		cmd = command(-1)
 		err = cmd.Start()
 	}
 	liveR.Close()
 	reportW.Close()
 	goR.Close()
 	dirs.close()
+	if tty != nil {
+		// The reaper and the subject hold the slave from now on: the
+		// master reads EIO once they (and whoever the caller gives a
+		// ConsolePeer) have closed it.
+		tty.slave.Close()
+	}
 	if err != nil {
 		return stepErr("start reaper", exe, err)
+	}
+	if tty != nil {
+		sb.console = tty.master
 	}
 	d := &directRunner{cmd: cmd, live: sb.liveW, done: make(chan struct{})}
 	go func() {
@@ -179,6 +208,9 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			} else {
 				sb.evidence.CgroupPaths = maps.Clone(cg.paths)
 				sb.addMechanism("cgroup", true, "ok")
+				// Processes lists this cgroup, where the reaper was
+				// verified to be (quiesce's tasks under a terminal).
+				sb.openProcs(pid)
 			}
 		} else {
 			sb.addMechanism("cgroup", false, "not-root")
@@ -195,6 +227,13 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 			if cur, max, err := procLimit(pid, "Max file size"); err != nil || cur != n || max != n {
 				return stepErr("verify", "RLIMIT_FSIZE", fmt.Errorf("%w: file size limit %d/%d, want %d (%v)", ErrNotVerified, cur, max, n, err))
 			}
+		}
+		if tty != nil {
+			// Read on the master before the subject exists: nothing of
+			// its can have changed it.
+			// Recorded as the os backend records it: a receipt reads it.
+			ok, reason := tty.checkSize()
+			sb.addMechanism(MechanismTerminalSize, ok, reason)
 		}
 		sb.applied.Filesystem = Confinement{Reason: "isolation-none"}
 		sb.applied.Network = Confinement{Reason: "isolation-none"}

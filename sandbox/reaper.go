@@ -63,13 +63,19 @@ func sandboxReaperArgs(subject []string) ([]string, error) {
 // (nil: it keeps the caller's).
 // fileBytes is the RLIMIT_FSIZE it sets on itself first (0: none);
 // cgroupDirs its descriptors of the v1 cgroup directories it moves
-// itself into (nil: none).
-func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64, cgroupDirs []int) ([]string, error) {
+// itself into (nil: none). terminal: its stdin is a host pty opened for
+// the subject (console_direct.go), which it makes the subject's
+// controlling terminal (reaper.ModeDirectTerminal).
+func directReaperArgs(subject []string, ids *reaper.IDs, fileBytes int64, cgroupDirs []int, terminal bool) ([]string, error) {
 	prog, err := buildFilter(true)
 	if err != nil {
 		return nil, err
 	}
-	return reaper.Args(reaper.ModeDirect, prog, ids, fileBytes, cgroupDirs, subject), nil
+	mode := reaper.ModeDirect
+	if terminal {
+		mode = reaper.ModeDirectTerminal
+	}
+	return reaper.Args(mode, prog, ids, fileBytes, cgroupDirs, subject), nil
 }
 
 // reaperEvent is one parsed report line.

@@ -517,7 +517,13 @@ static int reaper(int argc, char **argv, char **envp)
 	if (strcmp(mode, TVS_MODE_PROC_TRIAL) == 0)
 		return proc_trial(argc, argv);
 	int sandboxed = strcmp(mode, TVS_MODE_SANDBOX) == 0;
-	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0;
+	// direct-terminal is direct with fd 0 a terminal the supervisor made
+	// for this subject alone (a host pty it opened): the reaper must make
+	// it its controlling terminal and the subject its foreground group,
+	// or fail. A plain direct reaper never touches a terminal on fd 0,
+	// which could be the caller's own.
+	int direct_terminal = strcmp(mode, TVS_MODE_DIRECT_TERMINAL) == 0;
+	int direct = strcmp(mode, TVS_MODE_DIRECT) == 0 || direct_terminal;
 	if ((!sandboxed && !direct) || argc < 9 || strcmp(argv[7], "--") != 0)
 		return 2;
 	const char *filter = argv[3];
@@ -604,8 +610,23 @@ static int reaper(int argc, char **argv, char **envp)
 	// A terminal on fd 0 (a sandbox's pty): the subject gets its own
 	// process group and becomes the terminal's foreground group, so the
 	// terminal's ^C, ^Z and reads reach it as they reach a shell's job.
-	// Pipes (and, direct, the caller's terminal) change nothing.
+	// Pipes (and, plain direct, the caller's terminal) change nothing.
+	// direct-terminal: we are the session leader os/exec made us
+	// (setsid), without a controlling terminal, and fd 0 is the pty the
+	// supervisor opened for us: it must become ours, or the subject
+	// would run without ^C and job control.
 	int tty = sandboxed && isatty(0) && take_terminal();
+	if (direct_terminal) {
+		if (!isatty(0)) {
+			say(TVS_REPORT_ERROR " terminal: fd 0 is not a terminal");
+			return 125;
+		}
+		if (!take_terminal()) {
+			say(TVS_REPORT_ERROR " terminal: make it the controlling terminal: %s", strerror(errno));
+			return 125;
+		}
+		tty = 1;
+	}
 
 	char buf[PATH_MAX];
 	const char *path = lookpath(sargv[0], buf, sizeof buf);
@@ -732,7 +753,7 @@ const char *tvs_constant(int i)
 {
 	static const char *names[] = {
 		TVS_REAPER_ARG, TVS_MODE_SANDBOX, TVS_MODE_DIRECT, TVS_MODE_NOOP,
-		TVS_MODE_PROC_TRIAL,
+		TVS_MODE_PROC_TRIAL, TVS_MODE_DIRECT_TERMINAL,
 		TVS_REPORT_SECCOMP, TVS_REPORT_STARTED, TVS_REPORT_EXEC_ERR,
 		TVS_REPORT_EXITED, TVS_REPORT_SIGNALED, TVS_REPORT_ERROR,
 	};

@@ -30,7 +30,7 @@
 // inherits all of it. Then it reports "seccomp", so the supervisor can
 // check its /proc status before it releases it. In ModeSandbox, when fd 0
 // is a terminal, the subject is made the terminal's foreground process
-// group. Either way the reaper's own stdio become /dev/null once the
+// group; in ModeDirectTerminal it must be, or the reaper fails. Either way the reaper's own stdio become /dev/null once the
 // subject is forked: its pipe ends exist only in the subject.
 // Descriptors: FDLiveness (read end; EOF means
 // the supervisor is gone: exit, killing the namespace or, direct, every
@@ -62,6 +62,13 @@ const Arg = "__termverify-sandbox-reaper"
 const (
 	ModeSandbox = "sandbox" // PID 1 of the sandbox: seccomp, then the subject
 	ModeDirect  = "direct"  // isolation none: subreaper, waits for a byte on FDGo
+	// ModeDirectTerminal is ModeDirect with fd 0 a terminal the
+	// supervisor opened for the subject alone (a host pty): the reaper,
+	// a session leader without one, makes it its controlling terminal
+	// and the subject its foreground process group, or fails with
+	// "error terminal: …". Plain ModeDirect never touches a terminal on
+	// fd 0 (it could be the caller's).
+	ModeDirectTerminal = "direct-terminal"
 	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
 	// ModeProcTrial ([any, Arg, ModeProcTrial]) unshares a mount and a
 	// UTS namespace of its own, mounts a fresh procfs over /proc and sets

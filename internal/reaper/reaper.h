@@ -7,6 +7,7 @@
 
 #define TVS_MODE_SANDBOX "sandbox"
 #define TVS_MODE_DIRECT "direct"
+#define TVS_MODE_DIRECT_TERMINAL "direct-terminal"
 #define TVS_MODE_NOOP "noop"
 #define TVS_MODE_PROC_TRIAL "proc-trial"
 

@@ -9,7 +9,7 @@ import (
 
 func TestConstantsMatchC(t *testing.T) {
 	strs, fds := cConstants()
-	wantStrs := []string{Arg, ModeSandbox, ModeDirect, ModeNoop, ModeProcTrial,
+	wantStrs := []string{Arg, ModeSandbox, ModeDirect, ModeNoop, ModeProcTrial, ModeDirectTerminal,
 		ReportSeccomp, ReportStarted, ReportExecErr, ReportExited, ReportSignaled, ReportError}
 	if !slices.Equal(strs, wantStrs) {
 		t.Errorf("C strings %q, Go %q", strs, wantStrs)

@@ -1,0 +1,175 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDirectConsole: Spec.Terminal under isolation none gives the subject
+// a host pty made for it alone (the master's own peer, never the
+// caller's terminal), sized as asked and checked, owned by the subject's
+// uid, as stdin, stdout, stderr and controlling terminal, with the
+// subject as its foreground process group: typed text echoes, ^C
+// reaches the subject as SIGINT. Processes lists the direct cgroup;
+// ConsolePeer opens the slave through the master; after Destroy no
+// process of ours holds the pty.
+func TestDirectConsole(t *testing.T) {
+	f := directFixture(t)
+	spec := f.spec("/bin/sh", "-c", `tty; test -t 0 && test -t 1 && test -t 2 && echo all-terminals
+stat -c "owner %u" "$(tty)"
+echo "size $(stty size)"
+read -r s < /proc/$$/stat; set -- ${s#*) }
+echo "pid $$ pgrp $3 session $4 tpgid $6"
+echo ready; read line; echo "got $line"
+echo again; read line; echo "not interrupted"`)
+	spec.Isolation = IsolationNone
+	spec.Terminal = &TerminalSize{Rows: 33, Cols: 101}
+	sb, err := Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+	})
+	m := sb.Console()
+	if m == nil {
+		t.Fatal("no console with Spec.Terminal set")
+	}
+	if !slices.Contains(sb.Applied().Mechanisms, MechanismCheck{Name: MechanismTerminalSize, Applied: true, Reason: "ok"}) {
+		t.Errorf("no verified %s mechanism: %+v", MechanismTerminalSize, sb.Applied().Mechanisms)
+	}
+	var ptn uint32
+	sc, _ := m.SyscallConn()
+	_ = sc.Control(func(fd uintptr) { ptn, err = unix.IoctlGetUint32(int(fd), unix.TIOCGPTN) })
+	if err != nil {
+		t.Fatalf("the console is not a pty master: %v", err)
+	}
+	peer, err := sb.ConsolePeer()
+	if err != nil {
+		t.Fatalf("ConsolePeer: %v", err)
+	}
+	if n, err := unix.IoctlGetUint32(int(peer.Fd()), unix.TIOCGPTN); err == nil || !errors.Is(err, unix.ENOTTY) && !errors.Is(err, unix.EINVAL) {
+		// TIOCGPTN is a master's ioctl; the peer is the slave.
+		t.Errorf("ConsolePeer answered TIOCGPTN (%d, %v): not the slave", n, err)
+	}
+	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
+	defer timer.Stop()
+
+	var mu sync.Mutex
+	var shown bytes.Buffer
+	more := make(chan struct{}, 1)
+	readDone := make(chan error, 1)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			mu.Lock()
+			shown.Write(b[:n])
+			mu.Unlock()
+			select {
+			case more <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				readDone <- err
+				close(more)
+				return
+			}
+		}
+	}()
+	text := func() string { mu.Lock(); defer mu.Unlock(); return shown.String() }
+	await := func(want string) {
+		t.Helper()
+		for !strings.Contains(text(), want) {
+			if _, ok := <-more; !ok {
+				t.Fatalf("the console ended before %q: %q", want, text())
+			}
+		}
+	}
+	await("ready")
+	pids, ok, err := sb.Processes()
+	if !ok || err != nil || !slices.Contains(pids, sb.Evidence().SubjectPID) || !slices.Contains(pids, sb.Evidence().InitPID) {
+		t.Errorf("Processes = %v, %v, %v; want the direct cgroup's listing with the reaper %d and the subject %d",
+			pids, ok, err, sb.Evidence().InitPID, sb.Evidence().SubjectPID)
+	}
+	if _, err := m.Write([]byte("hello\n")); err != nil {
+		t.Fatalf("write to the console: %v", err)
+	}
+	await("again")
+	// ^C: the terminal's line discipline sends SIGINT to its foreground
+	// process group, which must be the subject's.
+	if _, err := m.Write([]byte{0x03}); err != nil {
+		t.Fatalf("write ^C: %v", err)
+	}
+	ex, err := sb.Wait()
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	peer.Close()
+	if err := <-readDone; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("console read ended with %v, want EIO", err)
+	}
+	out := text()
+	if ex.Signal != "INT" {
+		t.Errorf("exit %+v, want SIGINT from ^C; the console showed %q", ex, out)
+	}
+	owner := "owner " + strconv.Itoa(sb.Evidence().UID)
+	for _, want := range []string{fmt.Sprintf("/dev/pts/%d\r\n", ptn), "all-terminals", owner, "size 33 101", "hello\r\ngot hello", "\r\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the console showed %q, want it to contain %q", out, want)
+		}
+	}
+	if strings.Contains(out, "not interrupted") {
+		t.Errorf("^C did not reach the subject: %q", out)
+	}
+	// The shell leads its own process group, the terminal's foreground
+	// one, in the reaper's session.
+	var pid, pgrp, session, tpgid int
+	if i := strings.Index(out, "pid "); i < 0 {
+		t.Errorf("no process line: %q", out)
+	} else if _, err := fmt.Sscanf(out[i:], "pid %d pgrp %d session %d tpgid %d", &pid, &pgrp, &session, &tpgid); err != nil {
+		t.Errorf("process line: %v in %q", err, out[i:])
+	} else if pgrp != pid || tpgid != pgrp || session != sb.Evidence().InitPID {
+		t.Errorf("pid %d pgrp %d session %d tpgid %d: want the subject's own group, in the foreground, in the reaper's (%d) session",
+			pid, pgrp, session, tpgid, sb.Evidence().InitPID)
+	}
+	if err := sb.Destroy(); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	// Nothing holds the pty any more: the kernel has released it.
+	name := fmt.Sprintf("/dev/pts/%d", ptn)
+	deadline := time.Now().Add(2 * time.Second)
+	for holders := ptyHolders(name); len(holders) > 0; holders = ptyHolders(name) {
+		if time.Now().After(deadline) {
+			t.Errorf("%s still open after Destroy: %v", name, holders)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ptyHolders lists the /proc/PID/fd/N that link to name.
+func ptyHolders(name string) []string {
+	var out []string
+	links, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, l := range links {
+		if to, err := os.Readlink(l); err == nil && to == name {
+			out = append(out, l)
+		}
+	}
+	return out
+}
