@@ -69,7 +69,7 @@ const (
 	// "error terminal: …". Plain ModeDirect never touches a terminal on
 	// fd 0 (it could be the caller's).
 	ModeDirectTerminal = "direct-terminal"
-	ModeNoop    = "noop"    // exits 0 at once: the probe's stand-in subject
+	ModeNoop           = "noop" // exits 0 at once: the probe's stand-in subject
 	// ModeProcTrial ([any, Arg, ModeProcTrial]) unshares a mount and a
 	// UTS namespace of its own, mounts a fresh procfs over /proc and sets
 	// a hostname there, then exits 0, or 3 with "<step> <errno number>"
