@@ -189,6 +189,10 @@ type SandboxData struct {
 	Filesystem string `json:"filesystem"`
 	Network    string `json:"network"`
 	Terminal   string `json:"terminal"`
+	// Downgrade, when set, says why the program runs without the os-tier
+	// sandbox: `term start --isolation auto` found the os tier
+	// unavailable (Isolation is then "none").
+	Downgrade string `json:"downgrade,omitempty"`
 }
 
 // ReceiptsData is RECEIPTS' reply data (ours): one receipt for each of

@@ -102,6 +102,12 @@ type Config struct {
 	// `run --pty` records (docs/TERM.md, "A session recorded"); "": no
 	// recording.
 	Transcript string
+	// Isolation is os ("": the default) or auto (isolation.go).
+	Isolation Isolation
+	// OnDowngrade, if set, is told why when auto runs the program without
+	// the sandbox, before it starts: the fixed words STATUS says, and the
+	// namespace trial's error.
+	OnDowngrade func(reason string, cause error)
 }
 
 // Daemon is one program in a sandbox on an emulated terminal. Its methods
@@ -115,6 +121,11 @@ type Daemon struct {
 	rec     *recorder        // Config.Transcript; nil without one
 	raw     syscall.RawConn  // the console's, for the reader
 	readMu  sync.Mutex       // held by the reader from a read to the emulator's having it
+	// isolation is the backend the program runs under; downgrade says
+	// why it is none (auto found the os tier unavailable), and dir is
+	// its working directory (isolation.go).
+	isolation      sandbox.Isolation
+	downgrade, dir string
 
 	mu          sync.Mutex
 	emu         *vt.Terminal
@@ -160,6 +171,18 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	iso, downgrade, cause, err := cfg.decideIsolation()
+	if err != nil {
+		return nil, err
+	}
+	if iso == sandbox.IsolationNone {
+		if spec, err = cfg.directSpec(spec, spec.Dir); err != nil {
+			return nil, fmt.Errorf("isolation auto, without the sandbox (%s): %w", downgrade, err)
+		}
+		if cfg.OnDowngrade != nil {
+			cfg.OnDowngrade(downgrade, cause)
+		}
+	}
 	// Leftovers of a daemon that was killed go first; live sandboxes are
 	// skipped by their owner's pid.
 	_, _ = sandbox.Sweep(spec.StateDir)
@@ -178,6 +201,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		owed:        make(chan struct{}, 1),
 		exited:      make(chan struct{}),
 		done:        make(chan struct{}),
+		isolation:   iso,
+		downgrade:   downgrade,
+		dir:         spec.Root,
 	}
 	if cfg.PTYDump != "" {
 		if d.dump, err = openDump(cfg.PTYDump, spec.Limits.FileBytes); err != nil {
@@ -208,7 +234,10 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			close(d.exited)
 			return d, nil
 		}
-		return fail(fmt.Errorf("start the sandbox: %w", err))
+		if iso == sandbox.IsolationNone {
+			return fail(fmt.Errorf("start the program without the sandbox (isolation auto: %s): %w", downgrade, err))
+		}
+		return fail(fmt.Errorf("start the sandbox: %w", explainOS(err)))
 	}
 	d.box, d.console = box, box.Console()
 	if d.console != nil {

@@ -51,6 +51,10 @@ func (d *Daemon) Receipts() (interminai.ReceiptsData, error) {
 		if dr, ok := d.rec.delivered(c); ok {
 			r = dr // a recorded session delivers what run --pty does
 		}
+		if d.isolation == sandbox.IsolationNone && (c == receipts.Terminal || c == receipts.Filesystem || c == receipts.Network) {
+			// auto ran it without the sandbox: delivered at most.
+			r = d.downgradedReceipts(c)
+		}
 		out.Receipts = append(out.Receipts, r)
 	}
 	return out, nil
@@ -75,6 +79,6 @@ func (d *Daemon) sandboxStatus() *interminai.SandboxData {
 		}
 		tier[r.Constraint] = t
 	}
-	return &interminai.SandboxData{Isolation: string(sandbox.IsolationOS), Filesystem: tier[string(receipts.Filesystem)],
-		Network: tier[string(receipts.Network)], Terminal: tier[string(receipts.Terminal)]}
+	return &interminai.SandboxData{Isolation: string(d.isolation), Filesystem: tier[string(receipts.Filesystem)],
+		Network: tier[string(receipts.Network)], Terminal: tier[string(receipts.Terminal)], Downgrade: d.downgrade}
 }

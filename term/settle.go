@@ -43,12 +43,27 @@ func newJudge(box *sandbox.Sandbox, master *os.File) (*judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := quiesce.New(master, slave, quiesce.SandboxTasks(box.Processes, box.Evidence().Namespaces["pid"]))
+	j, err := quiesce.New(master, slave, sandboxTasks(box))
 	if err != nil {
 		slave.Close()
 		return nil, fmt.Errorf("judge the terminal: %w", err)
 	}
 	return &judge{slave: slave, j: j}, nil
+}
+
+// sandboxTasks is the task list quiesce judges: the sandbox's cgroup
+// listing, else its PID namespace's; isolation none (a downgraded start)
+// has no PID namespace, and without a cgroup (not root) its processes are
+// the reaper's tree, which as their subreaper adopts every orphan.
+func sandboxTasks(box *sandbox.Sandbox) func() ([]int, error) {
+	ev := box.Evidence()
+	if ns, ok := ev.Namespaces["pid"]; !ok || ns == 0 {
+		if _, listed, _ := box.Processes(); !listed {
+			init := ev.InitPID
+			return func() ([]int, error) { return quiesce.ProcessTree(init) }
+		}
+	}
+	return quiesce.SandboxTasks(box.Processes, ev.Namespaces["pid"])
 }
 
 // close closes the slave, which the master's EIO at the program's end

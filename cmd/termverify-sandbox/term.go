@@ -32,9 +32,6 @@ import (
 // the rest of the margin before the start counts as failed.
 const termStartWait = 5 * time.Second
 
-// termNotBuilt is what `term` says plainly it does not do yet.
-const termNotBuilt = `Not built yet: --isolation auto.`
-
 func newTermCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "term",
@@ -42,9 +39,7 @@ func newTermCmd() *cobra.Command {
 		Long: `term runs one interactive program (vim, git rebase -i, gdb, a REPL) on a
 terminal inside the OS sandbox, behind a Unix socket that speaks
 interminai's protocol. "term start" starts the daemon; the other
-subcommands are its clients.
-
-` + termNotBuilt,
+subcommands are its clients.`,
 	}
 	// Every term error is "Error: …" on stderr with status 1, as
 	// interminai's are, flag errors included.
@@ -75,6 +70,7 @@ type termStartOptions struct {
 	read       []string
 	allow      []string
 	limits     limitFlags
+	isolation  string
 }
 
 func newTermStartCmd() *cobra.Command {
@@ -95,7 +91,11 @@ without --socket, in a fresh 0700 $TMPDIR/interminai-XXXX/ directory).
 It prints "Socket: PATH", "PID: N" and "Auto-generated: true|false" once
 the socket listens. The daemon runs in the background unless --no-daemon.
 
-` + termNotBuilt,
+--isolation os (the default) starts the program in the sandbox or not at
+all. --isolation auto does the same where namespaces can be made; where
+they cannot, it runs the program without the sandbox, on a terminal of
+the host's, and says so: a warning on stderr, "isolation none" on the
+Sandbox line of term status, and "delivered" receipts with the reason.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTermStart(cmd, o, args) },
 	}
 	f := c.Flags()
@@ -111,6 +111,7 @@ the socket listens. The daemon runs in the background unless --no-daemon.
 	f.StringArrayVar(&o.write, "write", nil, "a host directory the program may write, at its own path (repeatable)")
 	f.StringArrayVar(&o.read, "read", nil, "a host directory the program may read, at its own path (repeatable)")
 	f.StringArrayVar(&o.allow, "allow", nil, "allow TCP to HOST:PORT (repeatable); without it there is no network")
+	f.StringVar(&o.isolation, "isolation", string(term.IsolationOS), "os (the sandbox, or no start) or auto (without the sandbox, said so, where namespaces cannot be made)")
 	o.limits.register(f)
 	f.IntVar(&o.readyFD, "ready-fd", 0, "")
 	_ = f.MarkHidden("ready-fd")
@@ -125,6 +126,10 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 		return termFail(cmd, fmt.Errorf("--emulator %q: want xterm or custom", o.emulator))
 	}
 	size, err := interminai.ParseSize(o.size)
+	if err != nil {
+		return termFail(cmd, err)
+	}
+	isolation, err := term.ParseIsolation(o.isolation)
 	if err != nil {
 		return termFail(cmd, err)
 	}
@@ -172,7 +177,12 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	}
 	cfg := term.Config{Args: args, Env: os.Environ(), Write: write, Read: read, Allow: allow, Limits: &limits,
 		Cols: size.Cols, Rows: size.Rows, Scrollback: scroll, StateDir: o.stateDir, PTYDump: o.ptyDump, DebugBuffer: o.debugBuf,
-		Transcript: o.transcript}
+		Transcript: o.transcript, Isolation: isolation}
+	// Said after the three lines: on stderr, or in daemon mode on the
+	// ready pipe, whose "Warning: " lines the starting command puts on
+	// its stderr.
+	var downgrade string
+	cfg.OnDowngrade = func(reason string, cause error) { downgrade = term.DowngradeWarning(reason, cause) }
 	out := cmd.OutOrStdout()
 	var ready *os.File
 	if o.readyFD > 0 {
@@ -183,6 +193,13 @@ func runTermStart(cmd *cobra.Command, o termStartOptions, args []string) error {
 	defer stop()
 	err = term.Run(ctx, cfg, o.socket, func(s *term.Socket) error {
 		_, err := fmt.Fprintf(out, "Socket: %s\nPID: %d\nAuto-generated: %t\n", s.Path, os.Getpid(), s.Auto)
+		if downgrade != "" {
+			w := cmd.ErrOrStderr()
+			if ready != nil {
+				w = ready
+			}
+			fmt.Fprintf(w, "Warning: %s\n", downgrade)
+		}
 		warn()
 		if ready != nil {
 			// EOF tells the parent the lines are complete.
@@ -214,7 +231,7 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 		return termFail(cmd, err)
 	}
 	defer r.Close()
-	argv := []string{"term", "start", "--no-daemon", "--ready-fd", "3",
+	argv := []string{"term", "start", "--no-daemon", "--ready-fd", "3", "--isolation", o.isolation,
 		"--size", o.size, "--scrollback", strconv.Itoa(o.scrollback), "--debug-buffer", strconv.Itoa(o.debugBuf)}
 	if o.socket != "" {
 		argv = append(argv, "--socket", o.socket)
@@ -254,7 +271,18 @@ func termDaemonize(cmd *cobra.Command, o termStartOptions, args []string) error 
 	switch {
 	case strings.HasPrefix(text, "Socket: "):
 		_ = child.Process.Release()
-		_, err := io.WriteString(cmd.OutOrStdout(), text)
+		// The three lines on stdout; the daemon's warnings (a
+		// downgrade) on stderr.
+		var said, warned strings.Builder
+		for _, line := range strings.SplitAfter(text, "\n") {
+			if strings.HasPrefix(line, "Warning: ") {
+				warned.WriteString(line)
+			} else {
+				said.WriteString(line)
+			}
+		}
+		io.WriteString(cmd.ErrOrStderr(), warned.String())
+		_, err := io.WriteString(cmd.OutOrStdout(), said.String())
 		return err
 	case strings.HasPrefix(text, "Error: "):
 		_ = child.Wait()
@@ -569,7 +597,11 @@ code (1 for 0) after.`,
 			fmt.Fprintf(out, "Running: %t\n", st.Running)
 			fmt.Fprintf(out, "Activity: %t\n", st.Activity != nil && *st.Activity)
 			if sb := st.Sandbox; sb != nil {
-				fmt.Fprintf(out, "Sandbox: isolation %s, filesystem %s, network %s, terminal %s\n", sb.Isolation, sb.Filesystem, sb.Network, sb.Terminal)
+				fmt.Fprintf(out, "Sandbox: isolation %s, filesystem %s, network %s, terminal %s", sb.Isolation, sb.Filesystem, sb.Network, sb.Terminal)
+				if sb.Downgrade != "" {
+					fmt.Fprintf(out, " (downgraded by --isolation auto: %s)", sb.Downgrade)
+				}
+				fmt.Fprintln(out)
 			}
 			if st.ExitCode != nil {
 				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
@@ -781,6 +813,9 @@ why. --json prints the reply's data.`,
 			}
 			for _, r := range rs.Receipts {
 				switch {
+				case r.Tier != "" && r.Reason != "":
+					// Delivered, not enforced (a downgraded start): why.
+					fmt.Fprintf(out, "%-10s  %-9s  %s (%s)\n", r.Constraint, r.Tier, r.Mechanism, r.Reason)
 				case r.Tier != "":
 					fmt.Fprintf(out, "%-10s  %-9s  %s\n", r.Constraint, r.Tier, r.Mechanism)
 				default:
