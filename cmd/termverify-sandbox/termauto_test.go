@@ -253,6 +253,78 @@ func TestTermIsolation(t *testing.T) {
 	})
 }
 
+// TestTermIsolationUnprivileged: the downgrade where it matters most, a
+// caller that is not root on a host without namespaces: the program runs
+// as the caller, with no cgroup to list, so settled waits judge the
+// reaper's process tree, and stop still ends everything.
+func TestTermIsolationUnprivileged(t *testing.T) {
+	sandboxtest.RequireRoot(t) // to become the unprivileged caller
+	const nobody = 65534
+	bin := buildBinary(t)
+	h := newTermHarness(t, bin, "")
+	withoutNamespaces(t, h)
+	// The wrapper (this test binary) where the caller may run it, and a
+	// TMPDIR and state directory of the caller's own.
+	wrapper := filepath.Join(filepath.Dir(bin), "wrapper")
+	if b, err := os.ReadFile(h.bin); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(wrapper, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.bin = wrapper
+	own := func(name string) string {
+		dir := filepath.Join(publicTempDir(t, 0o755), name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	h.tmp, h.state = own("tmp"), own("state")
+	sandboxtest.CheckNoLeaks(t, h.state, "")
+	marker := sandboxtest.SleepMarker(62)
+	c := h.cmd("start", "--state-dir", h.state, "--isolation", "auto", "--", "sh", "-c",
+		`echo "uid $(id -u)"; sleep `+marker+` & echo ready; exec cat`)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, errOut, status := run(t, c)
+	if status != 0 {
+		t.Fatalf("start as %d: %d %s", nobody, status, errOut)
+	}
+	d := parseAnnounce(t, out)
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = syscall.Kill(d.pid, syscall.SIGTERM)
+			waitGone(t, d.pid)
+		}
+	}()
+	if !strings.Contains(errOut, "WITHOUT the sandbox") {
+		t.Errorf("start's stderr %q does not say the downgrade", errOut)
+	}
+	if s := h.waitScreen(d, "ready"); !strings.Contains(s, fmt.Sprintf("uid %d", nobody)) {
+		t.Errorf("the program does not run as the caller %d: %q", nobody, s)
+	}
+	if st := h.mustRun("status", "--socket", d.socket); !strings.Contains(st, "Sandbox: isolation none") {
+		t.Errorf("status %q", st)
+	}
+	h.mustRun("input", "--socket", d.socket, "--text", `typed\n`)
+	if out := h.mustRun("wait", "--socket", d.socket, "--settled", "--timeout", "10000"); !strings.Contains(out, "typed\ntyped\n") {
+		t.Errorf("wait --settled: %q", out)
+	}
+	h.mustRun("input", "--socket", d.socket, "--text", ``)
+	if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "130\n" {
+		t.Errorf("exit after ^C: %q, want 130", out)
+	}
+	h.mustRun("stop", "--socket", d.socket)
+	waitGone(t, d.pid)
+	stopped = true
+	if pids := sandboxtest.PidsMatching(marker); len(pids) > 0 {
+		t.Errorf("the program's background job survived stop: %v", pids)
+	}
+}
+
 // ptyHolders lists the /proc/PID/fd/N that link to name, waiting up to a
 // second for them to go.
 func ptyHolders(name string) []string {
