@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/cgroups"
@@ -46,6 +47,10 @@ type directRunner struct {
 	cmd     *exec.Cmd
 	live    *os.File          // our end of the liveness pipe (Sandbox.liveW)
 	cgPaths map[string]string // the cgroup Kill empties; nil when none was joined
+	// group is the subject's own process group under a terminal (the
+	// reaper makes it the foreground group: reaper.ModeDirectTerminal),
+	// which the reaper's group no longer holds; 0 without a terminal.
+	group atomic.Int64
 	killMu  sync.Mutex        // a Kill in progress finishes before Destroy removes the cgroup
 	waitErr error
 	state   *os.ProcessState
@@ -170,7 +175,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	// seccomp), says "seccomp" and parks on the go pipe: what the subject
 	// will inherit is checked, the reaper placed in its cgroup, and only
 	// then is it released to fork the subject.
-	return sb.awaitSubject(func(ev reaperEvent) error {
+	err = sb.awaitSubject(func(ev reaperEvent) error {
 		s.hook(hookDirectParked, strconv.Itoa(pid))
 		if err := sb.verifyDirect(pid, ids, reportedCwd(ev), d.done); err != nil {
 			return err
@@ -243,6 +248,12 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		sb.mark("released")
 		return nil
 	})
+	if tty != nil && sb.evidence.SubjectPID > 0 {
+		// The subject leads its own group (setpgid before its exec, so
+		// by "started" it does).
+		d.group.Store(int64(sb.evidence.SubjectPID))
+	}
+	return err
 }
 
 // reaperCommand is the reaper's exec.Cmd: args from directReaperArgs,
@@ -620,6 +631,12 @@ func (d *directRunner) kill() error {
 		err = emptyCgroup(d.cgPaths, 2*time.Second)
 	}
 	_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
+	if g := int(d.group.Load()); g > 0 {
+		// Under a terminal the subject's group is its own: a subject
+		// that killed its reaper (same uid) and ignores the hangup is
+		// still there where no cgroup was made.
+		_ = unix.Kill(-g, unix.SIGKILL)
+	}
 	return err
 }
 

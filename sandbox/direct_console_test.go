@@ -23,8 +23,8 @@ import (
 // uid, as stdin, stdout, stderr and controlling terminal, with the
 // subject as its foreground process group: typed text echoes, ^C
 // reaches the subject as SIGINT. Processes lists the direct cgroup;
-// ConsolePeer opens the slave through the master; after Destroy no
-// process of ours holds the pty.
+// ConsolePeer opens the slave through the master; ResizeConsole resizes
+// it; after Destroy no process of ours holds the pty.
 func TestDirectConsole(t *testing.T) {
 	f := directFixture(t)
 	spec := f.spec("/bin/sh", "-c", `tty; test -t 0 && test -t 1 && test -t 2 && echo all-terminals
@@ -32,7 +32,7 @@ stat -c "owner %u" "$(tty)"
 echo "size $(stty size)"
 read -r s < /proc/$$/stat; set -- ${s#*) }
 echo "pid $$ pgrp $3 session $4 tpgid $6"
-echo ready; read line; echo "got $line"
+echo ready; read line; echo "got $line"; echo "resized $(stty size)"
 echo again; read line; echo "not interrupted"`)
 	spec.Isolation = IsolationNone
 	spec.Terminal = &TerminalSize{Rows: 33, Cols: 101}
@@ -106,6 +106,9 @@ echo again; read line; echo "not interrupted"`)
 		t.Errorf("Processes = %v, %v, %v; want the direct cgroup's listing with the reaper %d and the subject %d",
 			pids, ok, err, sb.Evidence().InitPID, sb.Evidence().SubjectPID)
 	}
+	if err := sb.ResizeConsole(TerminalSize{Rows: 40, Cols: 120}); err != nil {
+		t.Errorf("ResizeConsole: %v", err)
+	}
 	if _, err := m.Write([]byte("hello\n")); err != nil {
 		t.Fatalf("write to the console: %v", err)
 	}
@@ -128,7 +131,7 @@ echo again; read line; echo "not interrupted"`)
 		t.Errorf("exit %+v, want SIGINT from ^C; the console showed %q", ex, out)
 	}
 	owner := "owner " + strconv.Itoa(sb.Evidence().UID)
-	for _, want := range []string{fmt.Sprintf("/dev/pts/%d\r\n", ptn), "all-terminals", owner, "size 33 101", "hello\r\ngot hello", "\r\n"} {
+	for _, want := range []string{fmt.Sprintf("/dev/pts/%d\r\n", ptn), "all-terminals", owner, "size 33 101", "hello\r\ngot hello", "resized 40 120", "\r\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the console showed %q, want it to contain %q", out, want)
 		}
@@ -172,4 +175,38 @@ func ptyHolders(name string) []string {
 		}
 	}
 	return out
+}
+
+// checkDirectConsoleWithoutCgroup: a subject on isolation none's
+// terminal leads a process group of its own, not the reaper's. Where no
+// cgroup could be made, a subject that kills its reaper (same uid) and
+// ignores the hangup that follows must still end with the sandbox:
+// Kill's last resort, the process group, covers the subject's group too.
+// Called where the cgroupfs is read-only (TestReadOnlyCgroupfs).
+func checkDirectConsoleWithoutCgroup(t *testing.T, marker string) {
+	t.Run("none terminal, reaper killed", func(t *testing.T) {
+		f := directFixture(t)
+		spec := f.isoSpec(IsolationNone, "/bin/sh", "-c", `trap "" HUP; sleep `+marker+` & read x; kill -9 $PPID; wait`)
+		spec.Terminal = &TerminalSize{Rows: 24, Cols: 80}
+		sb, err := Start(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
+		timer := time.AfterFunc(20*time.Second, func() { _ = sb.Kill() })
+		defer timer.Stop()
+		// Once it runs (Start has read the reaper's "started").
+		if _, err := sb.Console().Write([]byte("go\n")); err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := sb.Wait()
+		if !ex.InitLost {
+			t.Errorf("exit %+v, want the reaper lost", ex)
+		}
+		if err := sb.Destroy(); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		if pids := waitGone(marker, 2*time.Second); len(pids) > 0 {
+			t.Errorf("the subject's group survived the sandbox: %v", pids)
+		}
+	})
 }

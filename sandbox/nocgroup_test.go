@@ -234,6 +234,7 @@ func TestReadOnlyCgroupfs(t *testing.T) {
 		}
 	})
 	checkNoneWithoutCgroup(t, "read-only cgroupfs", "cgroup-read-only", "EROFS", sandboxtest.SleepMarker(7))
+	checkDirectConsoleWithoutCgroup(t, sandboxtest.SleepMarker(63))
 	t.Run("probe", func(t *testing.T) {
 		p := Probe(context.Background(), t.TempDir())
 		if !p.Filesystem.Confined || !p.Network.Confined {
