@@ -50,8 +50,8 @@ type directRunner struct {
 	// group is the subject's own process group under a terminal (the
 	// reaper makes it the foreground group: reaper.ModeDirectTerminal),
 	// which the reaper's group no longer holds; 0 without a terminal.
-	group atomic.Int64
-	killMu  sync.Mutex        // a Kill in progress finishes before Destroy removes the cgroup
+	group   atomic.Int64
+	killMu  sync.Mutex // a Kill in progress finishes before Destroy removes the cgroup
 	waitErr error
 	state   *os.ProcessState
 	done    chan struct{}
