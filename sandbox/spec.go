@@ -136,7 +136,8 @@ type Spec struct {
 	// Terminal, if set, gives the subject a new pseudoterminal of the
 	// sandbox's own devpts instance, of this size, as its stdin, stdout,
 	// stderr and controlling terminal; Sandbox.Console returns the master.
-	// Stdin, Stdout and Stderr must then be nil. Isolation os only.
+	// Stdin, Stdout and Stderr must then be nil. Under isolation none it
+	// is a host pty made for the subject alone (console_direct.go).
 	Terminal *TerminalSize
 
 	// StateDir holds per-sandbox state (the skeleton root, libcontainer
