@@ -313,7 +313,7 @@ func TestTermIsolationUnprivileged(t *testing.T) {
 	if out := h.mustRun("wait", "--socket", d.socket, "--settled", "--timeout", "10000"); !strings.Contains(out, "typed\ntyped\n") {
 		t.Errorf("wait --settled: %q", out)
 	}
-	h.mustRun("input", "--socket", d.socket, "--text", ``)
+	h.mustRun("input", "--socket", d.socket, "--text", `\x03`)
 	if out := h.mustRun("wait", "--socket", d.socket, "--quiet"); out != "130\n" {
 		t.Errorf("exit after ^C: %q, want 130", out)
 	}
