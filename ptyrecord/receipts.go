@@ -13,7 +13,9 @@ import (
 // devpts when it arrived) whose size the sandbox found to be the
 // requested one before the program was released, so before any of its
 // code could change it. console says whether the sandbox made a terminal;
-// a is what it reports applied.
+// a is what it reports applied. Only for the os backend: isolation none's
+// host pty (term's --isolation auto) has its size checked too, but it is
+// on the host's devpts, and its caller must not ask this function.
 func TerminalMechanism(console bool, a sandbox.Applied) receipts.Mechanism {
 	if !console {
 		return receipts.Mechanism{Tier: receipts.None, Reason: "the sandbox made no terminal"}

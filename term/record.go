@@ -212,7 +212,14 @@ func (r *recorder) begin(spec sandbox.Spec) error {
 	a := d.box.Applied()
 	c := r.cfg
 	fs, nw := ptyrecord.Mechanisms(a.Filesystem, a.Network, c.Network.Mode)
-	out := receipts.Negotiate(negotiation(c, spec.Dir, fs, nw, ptyrecord.TerminalMechanism(d.console != nil, a)))
+	term := ptyrecord.TerminalMechanism(d.console != nil, a)
+	if d.isolation == sandbox.IsolationNone {
+		// isolation auto's downgrade: a host pty, on the host's devpts
+		// (docs/TERM.md), is not the sandbox's own terminal that run
+		// --pty's os receipt names, whatever its size.
+		term = receipts.Mechanism{Tier: receipts.None, Reason: "isolation auto ran the program without the sandbox, on a host pty"}
+	}
+	out := receipts.Negotiate(negotiation(c, spec.Dir, fs, nw, term))
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.outcome = out

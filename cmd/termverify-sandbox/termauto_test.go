@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // noNamespacesEnv, set to the real binary's path, makes this test binary
@@ -152,6 +154,29 @@ func TestTermIsolation(t *testing.T) {
 		_, errOut, status := h.run("start", "--state-dir", h.state, "--isolation", "auto", "--allow", "127.0.0.1:80", "--", "cat")
 		if status != 1 || !strings.Contains(errOut, "--allow needs a network namespace") {
 			t.Errorf("start --allow without namespaces: %d %q", status, errOut)
+		}
+	})
+
+	t.Run("no transcript", func(t *testing.T) {
+		// A recorded session's receipts are run --pty's: without the
+		// sandbox its negotiation refuses, and the transcript says so
+		// (run.unsupported), never a host pty recorded as os.
+		h := newTermHarness(t, bin, "")
+		withoutNamespaces(t, h)
+		rec := filepath.Join(t.TempDir(), "session.jsonl")
+		_, errOut, status := h.run("start", "--state-dir", h.state, "--isolation", "auto", "--transcript", rec, "--", "cat")
+		if status != 1 || !strings.Contains(errOut, "cannot be recorded as run --pty would record it") {
+			t.Errorf("start --transcript without namespaces: %d %q", status, errOut)
+		}
+		data, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatalf("a refused recording left no transcript saying why: %v", err)
+		}
+		if _, err := transcript.Parse(data); err != nil {
+			t.Errorf("the refused recording's transcript is invalid: %v\n%s", err, data)
+		}
+		if !bytes.Contains(data, []byte(`"kind":"run.unsupported"`)) || bytes.Contains(data, []byte(`"tier":"os"`)) {
+			t.Errorf("want run.unsupported and no os tier:\n%s", data)
 		}
 	})
 
