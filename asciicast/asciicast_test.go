@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"syscall"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
