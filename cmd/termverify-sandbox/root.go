@@ -28,6 +28,8 @@ func newRootCmd() *cobra.Command {
 		newReceiptsCmd(),
 		newBatchCmd(),
 		newRenderCmd(),
+		newExportCmd(),
+		newReportCmd(),
 		newTermCmd(),
 	)
 	return root
