@@ -21,6 +21,7 @@ function go(i){if(i<0||i>=stops.length)return;var s=stops[i];s.scrollIntoView({b
 history.replaceState(null,"","#"+s.id);
 var cur=document.querySelectorAll(".here");for(var c=0;c<cur.length;c++)cur[c].classList.remove("here");
 var links=document.querySelectorAll('a[href="#'+s.id+'"]');for(var l=0;l<links.length;l++)links[l].classList.add("here");}
+document.body.setAttribute("data-stops",String(stops.length));
 document.addEventListener("keydown",function(e){
 if(e.altKey||e.ctrlKey||e.metaKey)return;
 var i=at();
