@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,43 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
+// reap kills what is left of this browser — helpers that left its
+// process group, such as the crash handler — found by the profile
+// directory on their command line, which is this test's alone, and waits
+// until none is left.
+func (b *browser) reap(t *testing.T) {
+	t.Helper()
+	mark := []byte("--user-data-dir=" + b.profile)
+	for try := 0; ; try++ {
+		left := 0
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+			if err != nil || !bytes.Contains(cmdline, mark) {
+				continue
+			}
+			stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+				continue // a zombie, which its parent (or init) reaps
+			}
+			left++
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if left == 0 {
+			return
+		}
+		if try == 100 {
+			t.Errorf("%d Chromium processes outlived the test", left)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // chromiumOwn reports whether a request line is one of Chromium's own
 // calls home, which it makes whatever page it shows and which no flag of
 // Debian's build stops: the component updater, the account service and
@@ -110,6 +148,7 @@ func (b *browser) run(t *testing.T, file string, args ...string) []byte {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	b.reap(t)
 	if err != nil {
 		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}

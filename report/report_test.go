@@ -243,10 +243,10 @@ func TestPTYScreens(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<span class="b" style="color:#cd0000;background-color:#1c1c1c">red bold</span>`, // SGR 1;31
-		`<span class="u">under</span>`,                                                // SGR 4
-		`<span style="color:#1c1c1c;background-color:#d0d0d0">rev</span>`,             // SGR 7
-		`<span style="color:#0087ff;background-color:#1c1c1c">blue</span>`,            // 38;5;33
-		`<span style="color:#d0d0d0;background-color:#00cd00">green bg</span>`,        // 42
+		`<span class="u">under</span>`,                                         // SGR 4
+		`<span style="color:#1c1c1c;background-color:#d0d0d0">rev</span>`,      // SGR 7
+		`<span style="color:#0087ff;background-color:#1c1c1c">blue</span>`,     // 38;5;33
+		`<span style="color:#d0d0d0;background-color:#00cd00">green bg</span>`, // 42
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
