@@ -51,7 +51,11 @@ type Options struct {
 	// JUnit and Summary, when set, are the files Run writes the JUnit
 	// report and the JSON summary to at the end, even when interrupted.
 	// Their directories must exist; they are opened before any run.
-	JUnit, Summary  string
+	JUnit, Summary string
+	// HTML, when set, is the file Run writes the batch's HTML page to at
+	// the end (package report: the summary, then each run's section),
+	// opened and checked like JUnit and Summary.
+	HTML            string
 	Evidence        bool
 	Stderr          bool
 	Progress        io.Writer // a terminal: one updating status line; nil for none
@@ -253,7 +257,7 @@ feed:
 	if o.beforeReports != nil {
 		o.beforeReports()
 	}
-	if err := writeReports(reports, sum); err != nil {
+	if err := writeReports(reports, sum, out); err != nil {
 		return sum, err
 	}
 	return sum, nil

@@ -223,7 +223,8 @@ exit 1
 	entries[1].Subject = []string{"./echo-subject", "exit-mid-epoch", "3"}
 	entries[2].Subject = []string{"./nasty.sh"}
 	out := t.TempDir()
-	sum, err := Run(t.Context(), Options{Manifest: "test", Entries: entries, Jobs: 2, OutDir: out, Evidence: true,
+	page := filepath.Join(t.TempDir(), "batch.html")
+	sum, err := Run(t.Context(), Options{Manifest: "test", Entries: entries, Jobs: 2, OutDir: out, Evidence: true, HTML: page,
 		Base: supervisor.Request{StateDir: state, Deadlines: supervisor.Deadlines{Epoch: 5 * time.Second}}})
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +253,20 @@ exit 1
 		t.Fatal(err)
 	}
 	checkAgainstXSD(t, readXSD(t), buf.Bytes())
+	// The HTML page: the totals, a section per entry that left a
+	// transcript, and the subject's message as text.
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<b>2</b> passed", "<b>2</b> failed", `<a href="#run-4">e003</a>`, `<section class="run" id="run-4">`, `esc \x1b[31m`, "&lt;&amp;&gt; end"} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("the batch page lacks %s", want)
+		}
+	}
+	if bytes.Contains(html, []byte("\x1b")) || bytes.Contains(html, []byte("<&> end")) {
+		t.Error("the batch page holds the subject's raw text")
+	}
 	if bytes.Contains(buf.Bytes(), []byte("\x1b")) || !bytes.Contains(buf.Bytes(), []byte(`esc \x1b[31m`)) {
 		t.Errorf("report:\n%s", buf.Bytes())
 	}
@@ -274,7 +289,7 @@ func TestReportDirSwapped(t *testing.T) {
 	run := func(context.Context, supervisor.Request) (supervisor.Result, error) { return finished(0), nil }
 	swapped := false
 	o := Options{Entries: exampleEntries(2), OutDir: filepath.Join(base, "out"), RunFunc: run,
-		JUnit: filepath.Join(reports, "j.xml"), Summary: filepath.Join(reports, "s.json"),
+		JUnit: filepath.Join(reports, "j.xml"), Summary: filepath.Join(reports, "s.json"), HTML: filepath.Join(reports, "b.html"),
 		beforeReports: func() {
 			if err := os.Rename(reports, orig); err != nil {
 				t.Fatal(err)
@@ -293,7 +308,7 @@ func TestReportDirSwapped(t *testing.T) {
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
 		t.Errorf("reports written through the symlink: %d entries in the target", len(ents))
 	}
-	for _, f := range []string{"j.xml", "s.json"} {
+	for _, f := range []string{"j.xml", "s.json", "b.html"} {
 		st, err := os.Lstat(filepath.Join(orig, f))
 		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
 			t.Errorf("%s in the opened directory: %v, %v", f, st, err)
@@ -325,6 +340,7 @@ func TestOutputInRoot(t *testing.T) {
 		{"out spelled with ..", Options{OutDir: root + "/sub/../sub"}, "--out"},
 		{"junit in the root", Options{OutDir: filepath.Join(base, "out"), JUnit: filepath.Join(root, "sub", "j.xml")}, "--junit"},
 		{"summary in the root", Options{OutDir: filepath.Join(base, "out"), Summary: filepath.Join(root, "s.json")}, "--summary"},
+		{"html in the root", Options{OutDir: filepath.Join(base, "out"), HTML: filepath.Join(root, "b.html")}, "--html"},
 		{"beside the root", Options{OutDir: filepath.Join(base, "out"), Summary: filepath.Join(base, "s.json")}, ""},
 	}
 	for _, tc := range cases {

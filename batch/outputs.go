@@ -12,9 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/safeout"
+	"github.com/termverify/termverify-sandbox/report"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
-// OutputInRootError is a batch output (--out, --junit, --summary) whose
+// OutputInRootError is a batch output (--out, --junit, --summary, --html) whose
 // directory is, or lies below, a directory an entry maps read-write: that
 // entry's subject could rename the directory and put a forged file (an
 // earlier entry's transcript, the reports) at the path the summary names.
@@ -103,7 +105,7 @@ func openOutputs(o Options, preps []prepared) (out *safeout.Dir, reports map[str
 		}
 	}()
 	reports = map[string]*outputDir{}
-	for _, r := range []struct{ flag, path string }{{"--summary", o.Summary}, {"--junit", o.JUnit}} {
+	for _, r := range []struct{ flag, path string }{{"--summary", o.Summary}, {"--junit", o.JUnit}, {"--html", o.HTML}} {
 		if r.path == "" {
 			continue
 		}
@@ -146,9 +148,11 @@ func openOutputs(o Options, preps []prepared) (out *safeout.Dir, reports map[str
 	return out, reports, nil
 }
 
-// writeReports writes the summary and the JUnit report, each whole or
-// not at all, 0644, into the directories opened before the batch.
-func writeReports(reports map[string]*outputDir, sum *Summary) error {
+// writeReports writes the summary, the JUnit report and the HTML page,
+// each whole or not at all, 0644, into the directories opened before the
+// batch. The page reads each entry's transcript back from the output
+// directory, by its descriptor, one at a time.
+func writeReports(reports map[string]*outputDir, sum *Summary, out *safeout.Dir) error {
 	var errs []error
 	if d := reports["--summary"]; d != nil {
 		errs = append(errs, writeReport(d, func(w io.Writer) error {
@@ -161,6 +165,11 @@ func writeReports(reports map[string]*outputDir, sum *Summary) error {
 		errs = append(errs, writeReport(d, func(w io.Writer) error {
 			_, err := JUnit(sum).WriteTo(w)
 			return err
+		}))
+	}
+	if d := reports["--html"]; d != nil {
+		errs = append(errs, writeReport(d, func(w io.Writer) error {
+			return report.WriteBatch(w, htmlBatch(sum, out))
 		}))
 	}
 	return errors.Join(errs...)
@@ -177,4 +186,26 @@ func writeReport(d *outputDir, fn func(io.Writer) error) error {
 // directory, not following a symbolic link.
 func readTranscript(out *safeout.Dir, name string) (*os.File, error) {
 	return out.OpenRead(name + ".jsonl")
+}
+
+// htmlBatch is the summary as package report takes it: each entry's
+// transcript loaded from the output directory when the page reaches it.
+func htmlBatch(sum *Summary, out *safeout.Dir) report.Batch {
+	b := report.Batch{Manifest: sum.Manifest, Entries: make([]report.BatchEntry, len(sum.Entries))}
+	for i, r := range sum.Entries {
+		e := report.BatchEntry{Name: r.Name, Status: string(r.Status), Outcome: r.Outcome, Code: r.Code, Message: r.Message, File: r.Transcript}
+		if r.Transcript != "" {
+			name := r.Name
+			e.Load = func() (*transcript.Transcript, error) {
+				f, err := readTranscript(out, name)
+				if err != nil {
+					return nil, err
+				}
+				defer f.Close()
+				return transcript.Read(f)
+			}
+		}
+		b.Entries[i] = e
+	}
+	return b
 }

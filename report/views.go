@@ -21,7 +21,10 @@ type BatchEntry struct {
 	// entry left none or it could not be read (Problem says why).
 	File       string
 	Transcript *transcript.Transcript
-	Problem    string
+	// Load, when Transcript is nil, reads it when the page reaches the
+	// entry, so that a batch's transcripts are in memory one at a time.
+	Load    func() (*transcript.Transcript, error)
+	Problem string
 }
 
 // Batch is a batch's summary.
@@ -66,8 +69,16 @@ func WriteBatch(w io.Writer, b Batch) error {
 		default:
 			row.Class = "fail"
 		}
-		if e.Transcript != nil && len(e.Transcript.Records) > 0 {
-			rv := newRunView(len(p.Runs), Run{Name: e.File, Transcript: e.Transcript})
+		tr := e.Transcript
+		if tr == nil && e.Load != nil {
+			var err error
+			if tr, err = e.Load(); err != nil {
+				row.Problem = termsafe.String("its transcript could not be read: " + err.Error())
+				tr = nil
+			}
+		}
+		if tr != nil && len(tr.Records) > 0 {
+			rv := newRunView(len(p.Runs), Run{Name: e.File, Transcript: tr})
 			row.Link = "#" + rv.ID
 			wk := rv.Weakest
 			row.Weakest = &wk

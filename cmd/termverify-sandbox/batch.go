@@ -25,6 +25,7 @@ type batchOptions struct {
 	out      string
 	junit    string
 	summary  string
+	html     string
 	evidence bool
 	stderr   bool
 }
@@ -36,7 +37,7 @@ var perRunOutputs = map[string]bool{"transcript": true, "evidence": true, "stder
 func newBatchCmd() *cobra.Command {
 	var o batchOptions
 	cmd := &cobra.Command{
-		Use:   "batch MANIFEST|DIR --out DIR [-j N] [--shard I/N] [--junit FILE] [--summary FILE] [run flags] [-- SUBJECT [ARGS...]]",
+		Use:   "batch MANIFEST|DIR --out DIR [-j N] [--shard I/N] [--junit FILE] [--summary FILE] [--html FILE] [run flags] [-- SUBJECT [ARGS...]]",
 		Short: "Run the runs of a manifest or a directory of requests, N at a time, with JUnit and JSON reports",
 		Long: `batch runs every entry of MANIFEST (JSONL, or a JSON array: per entry a
 request file, an inputs file, roots ID=DIR, a subject argv and a name;
@@ -50,7 +51,8 @@ is I (I from 0 to N-1, as Kubernetes' JOB_COMPLETION_INDEX counts; a CI
 system that counts from 1 passes its index minus one).
 
 Each entry's transcript is --out/NAME.jsonl (with --evidence,
-NAME.evidence.json; with --stderr, NAME.stderr). On a terminal, stderr
+NAME.evidence.json; with --stderr, NAME.stderr). --html FILE writes one
+HTML page: the summary, then each entry's run (docs/REPORTS.md). On a terminal, stderr
 shows one updating progress line. SIGINT, SIGTERM or SIGHUP stops the
 batch: the runs in progress end run.failed (interrupted) with their
 sandboxes torn down and transcripts kept; entries not started are
@@ -83,6 +85,7 @@ starts nothing; an entry whose run could not start is an error case).`,
 	f.StringVar(&o.out, "out", "", "directory for each entry's NAME.jsonl transcript (required)")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report, one testcase per entry")
 	f.StringVar(&o.summary, "summary", "", "write the JSON summary (termverify-sandbox.batch/v1)")
+	f.StringVar(&o.html, "html", "", "write a self-contained HTML page: the summary, then each entry's run (docs/REPORTS.md)")
 	f.BoolVar(&o.evidence, "evidence", false, "write each entry's evidence as --out/NAME.evidence.json")
 	f.BoolVar(&o.stderr, "stderr", false, "write each entry's subject stderr as --out/NAME.stderr")
 	return cmd
@@ -152,7 +155,7 @@ func (o batchOptions) toOptions(manifest string, subject []string) (batch.Option
 		return opts, err
 	}
 	return batch.Options{Manifest: manifest, Shard: shard, Entries: batch.Select(entries, shard), Base: base,
-		Jobs: o.jobs, OutDir: o.out, JUnit: o.junit, Summary: o.summary, Evidence: o.evidence, Stderr: o.stderr}, nil
+		Jobs: o.jobs, OutDir: o.out, JUnit: o.junit, Summary: o.summary, HTML: o.html, Evidence: o.evidence, Stderr: o.stderr}, nil
 }
 
 // terminalColumns reports whether w is a terminal, and its width.

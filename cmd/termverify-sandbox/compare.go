@@ -14,6 +14,7 @@ import (
 
 	"github.com/termverify/termverify-sandbox/compare"
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
+	"github.com/termverify/termverify-sandbox/report"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
@@ -21,6 +22,7 @@ import (
 type compareFlags struct {
 	ignores []string
 	json    bool
+	html    string // compare only
 }
 
 func (o *compareFlags) register(cmd *cobra.Command) {
@@ -61,6 +63,11 @@ string) for a name with other characters, optionally narrowed to positions
 where both records are of one kind: capability.result:payload.tier. Every
 path the report prints can be given as is. The rules are in docs/REPLAY.md.
 
+--html OUT also writes the two transcripts side by side as one
+self-contained HTML page, aligned by seq, the divergent positions
+highlighted with their paths and the --ignore paths listed
+(docs/REPORTS.md).
+
 Exit status: 0 equivalent; 1 divergent; 2 a side is not a valid transcript
 (named), or a usage or I/O error.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -77,6 +84,7 @@ Exit status: 0 equivalent; 1 divergent; 2 a side is not a valid transcript
 		},
 	}
 	o.register(cmd)
+	cmd.Flags().StringVar(&o.html, "html", "", "also write the comparison as a self-contained HTML page to `OUT`")
 	return cmd
 }
 
@@ -94,6 +102,12 @@ func runCompare(cmd *cobra.Command, o compareFlags, leftName, rightName string) 
 		sides[i] = t
 	}
 	v := compare.Transcripts(sides[0], sides[1], ignores...)
+	if o.html != "" {
+		c := report.Comparison{Left: report.Run{Name: leftName, Transcript: sides[0]}, Right: report.Run{Name: rightName, Transcript: sides[1]}, Verdict: v}
+		if err := writeOutput(o.html, func(w io.Writer) error { return report.WriteCompare(w, c) }); err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("compare: --html %w", termsafe.Error(err))}
+		}
+	}
 	r := compare.NewReport(leftName, rightName, &v)
 	out := cmd.OutOrStdout()
 	var text []byte
