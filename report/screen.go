@@ -218,12 +218,3 @@ func markChanged(cur, prev []lineView) int {
 	}
 	return n
 }
-
-// plainText is a line's text.
-func plainText(s []spanView) string {
-	var b strings.Builder
-	for _, sp := range s {
-		b.WriteString(sp.Text)
-	}
-	return b.String()
-}
