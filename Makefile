@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10m
 SHORTFUZZ ?= 5s
 
-.PHONY: all setup build example test test-race fuzz fuzz-short bench lint mutate clean
+.PHONY: all setup build example screenshots test test-race fuzz fuzz-short bench lint mutate clean
 
 all: build
 
@@ -26,6 +26,11 @@ build: setup
 # The README's first command: build, then run the main job on the bundled example.
 example: build
 	@bash scripts/example.sh
+
+# The example report's pictures in docs/ (docs/REPORTS.md), by headless
+# Chromium from out/example.html.
+screenshots: example
+	@bash scripts/screenshots.sh
 
 # The README's second command (and CI's): vet, unit and integration tests as
 # root against the real sandbox, plus a short run of every fuzz target.

@@ -29,5 +29,10 @@ set -x
 "$BIN" run --pty --request examples/request.json --inputs examples/pty-inputs.jsonl \
 	--root app="$root" --transcript out/example-pty.jsonl -- /bin/bash --norc --noprofile
 "$BIN" validate out/example-pty.jsonl
+# For people: the PTY run as an asciicast recording (asciinema play
+# out/example.cast), and both runs as one HTML page that loads nothing.
+"$BIN" export --asciicast out/example.cast out/example-pty.jsonl
+"$BIN" report out/example-pty.jsonl out/example.jsonl --html out/example.html
 { set +x; } 2>/dev/null
-tail -n 2 out/example-pty.jsonl | head -n 1 | jq -r '.payload.frame.lines[] | select(. != "")' 
+tail -n 2 out/example-pty.jsonl | head -n 1 | jq -r '.payload.frame.lines[] | select(. != "")'
+echo "example: the recording is out/example.cast (asciinema play out/example.cast), the report out/example.html (open it in a browser)"

@@ -28,6 +28,11 @@ command -v less >/dev/null || need_apt+=(less)
 command -v top >/dev/null || need_apt+=(procps)
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v jq >/dev/null || need_apt+=(jq)
+# The readers our exports are checked with: asciinema's own player reads
+# the asciicast export (asciicast's tests), headless Chromium loads the HTML
+# report (report's tests, make screenshots).
+command -v asciinema >/dev/null || need_apt+=(asciinema)
+command -v chromium >/dev/null || need_apt+=(chromium)
 if [ "${#need_apt[@]}" -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
