@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
@@ -174,8 +175,14 @@ func styledScreen(emu *vt.Terminal, cur transcript.Cursor) []lineView {
 			}
 			k := cellStyle(cell.Style, cur.Visible && int64(r) == cur.Row && int64(c) == cur.Column)
 			if c <= lastText {
-				plain := cellStyle(cell.Style, false)
-				fmt.Fprintf(&sig, "%s\x00%06x%06x%s\x01", cell.Content, plain.fg, plain.bg, plain.class)
+				// The cell's content and its style as vt holds it: two
+				// cells look the same exactly when these are equal.
+				sig.WriteString(cell.Content)
+				sig.WriteByte(0)
+				sig.Write(strconv.AppendUint(nil, uint64(cell.Style.Fg)<<32|uint64(cell.Style.Bg), 16))
+				sig.WriteByte(':')
+				sig.Write(strconv.AppendUint(nil, uint64(cell.Style.Attrs), 16))
+				sig.WriteByte(1)
 			}
 			if open && k != key {
 				flush()
