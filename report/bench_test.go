@@ -61,9 +61,9 @@ func bigPTY(b *testing.B, epochs int) *transcript.Transcript {
 		_, _ = emu.WriteString(out.String())
 		cur := emu.Cursor()
 		check(w.Observe(transcript.Observation{State: canon.ObjectValue(),
-			Events: []transcript.Event{{Type: "terminal.output", Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(out.String())))}},
-			UI:     transcript.UI{Cursor: transcript.Cursor{Row: int64(cur.Row), Column: int64(cur.Col), Visible: true}},
-			Frame:  &transcript.Frame{Lines: emu.Lines(), Columns: 80, Rows: 24},
+			Events:  []transcript.Event{{Type: "terminal.output", Data: canon.ObjectValue(canon.M("chunk", canon.StringValue(out.String())))}},
+			UI:      transcript.UI{Cursor: transcript.Cursor{Row: int64(cur.Row), Column: int64(cur.Col), Visible: true}},
+			Frame:   &transcript.Frame{Lines: emu.Lines(), Columns: 80, Rows: 24},
 			Process: &transcript.Process{}}))
 	}
 	check(w.Finish(transcript.Exit{Kind: transcript.ExitCode}))
