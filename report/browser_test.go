@@ -196,7 +196,7 @@ func TestBrowser(t *testing.T) {
 	if want := `data-stops="` + itoa(strings.Count(string(data), " data-stop>")) + `"`; !strings.Contains(dom, want) {
 		t.Errorf("the page's script did not run (want %s on body)", want)
 	}
-	checkNoMarkup(t, strings.Replace(dom, ` data-stops=`, ` data-x=`, 1))
+	checkNoMarkup(t, strings.Replace(dom, ` data-stops=`, ` data-x=`, 1), hostile)
 
 	shot := filepath.Join(dir, "shot.png")
 	b.run(t, page, "--screenshot="+shot, "--window-size=1100,1600")
