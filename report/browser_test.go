@@ -3,6 +3,8 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"net"
 	"os"
 	"os/exec"
@@ -257,5 +259,32 @@ func TestBrowserPolicyBlocks(t *testing.T) {
 	}
 	if strings.Contains(dom, "<title>ran</title>") {
 		t.Error("an injected inline script ran despite the policy")
+	}
+}
+
+// TestBrowserKeys: the keys move between epochs in a real browser. The
+// test adds a script of its own (allowed by its hash, as the page's is)
+// that presses keys and writes where each took the page.
+func TestBrowserKeys(t *testing.T) {
+	b := newBrowser(t)
+	data := string(runs(t, report.Run{Name: "pty", Transcript: load(t, ptyFixture)}))
+	press := `window.addEventListener("load",function(){var out=[];` +
+		`["ArrowRight","ArrowRight","j","ArrowLeft","End","k","Home"].forEach(function(k){` +
+		`document.dispatchEvent(new KeyboardEvent("keydown",{key:k}));out.push(location.hash);});` +
+		`document.body.setAttribute("data-nav",out.join(" "));});`
+	sum := sha256.Sum256([]byte(press))
+	const src = "script-src &#39;"
+	if !strings.Contains(data, src) {
+		t.Fatal("no script-src in the page's policy")
+	}
+	data = strings.Replace(data, src, "script-src &#39;sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"&#39; &#39;", 1)
+	data = strings.Replace(data, "</body>", "<script>"+press+"</script>\n</body>", 1)
+	page := filepath.Join(t.TempDir(), "keys.html")
+	must(t, os.WriteFile(page, []byte(data), 0o644))
+	dom := string(b.run(t, page, "--dump-dom", "--virtual-time-budget=2000"))
+	want := `data-nav="#run-1-epoch-0 #run-1-epoch-1 #run-1-epoch-2 #run-1-epoch-1 #run-1-epoch-6 #run-1-epoch-5 #run-1-epoch-0"`
+	if !strings.Contains(dom, want) {
+		i := strings.Index(dom, "data-nav")
+		t.Errorf("keys took the page to %s, want %s", dom[max(i, 0):min(max(i, 0)+200, len(dom))], want)
 	}
 }
