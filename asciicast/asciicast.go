@@ -146,7 +146,6 @@ type builder struct {
 	pace       int64 // µs
 	cols, rows int64
 	epoch      int   // the index of the next observation
-	exit       *int  // the exit status for "x"
 	last       int64 // the time of the last event
 }
 
@@ -178,14 +177,9 @@ func (b *builder) ending(t *transcript.Transcript, lastObs *transcript.Observati
 		return
 	}
 	if e, ok := t.Records[len(t.Records)-1].Exit(); ok {
-		s := status(e)
-		b.exit = &s
+		b.add(b.last, CodeExit, strconv.Itoa(status(e)))
 	} else if lastObs != nil && lastObs.Process != nil && lastObs.Process.Exited {
-		s := status(lastObs.Process.Exit)
-		b.exit = &s
-	}
-	if b.exit != nil {
-		b.add(b.last, CodeExit, strconv.Itoa(*b.exit))
+		b.add(b.last, CodeExit, strconv.Itoa(status(lastObs.Process.Exit)))
 	}
 }
 
