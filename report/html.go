@@ -77,8 +77,9 @@ font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",Menlo,monospace;fo
 .k{text-decoration:overline}
 .cur{outline:1px solid #f0b72f}
 .note{color:var(--warn);font-size:.85rem}
-.cmp td{width:50%}.cmp tr.div td{background:#ffebe9}.cmp tr.div td.seq{background:#ff818266}
-.cmp td.seq{width:4rem;white-space:nowrap}
+.cmp{table-layout:fixed}.cmp th:first-child{width:4rem}.cmp tr.div td{background:#ffebe9}.cmp tr.div td.seq{background:#ff818266}
+.cmp summary{cursor:pointer}
+@media print{details>pre{display:block}}
 .cmp .paths{color:var(--bad);font-size:.85rem}
 .ign{color:#57606a}
 tr.fail td.st{color:var(--bad);font-weight:700}tr.pass td.st{color:var(--ok);font-weight:700}tr.uns td.st{color:var(--uns);font-weight:700}

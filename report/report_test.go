@@ -141,7 +141,7 @@ func checkNoMarkup(t *testing.T, page string, bad []string) {
 	// Every element is one of the template's, with no event handler and
 	// no link out of the page.
 	allowed := map[string]bool{}
-	for _, n := range strings.Fields("html head meta title style body main section h1 h2 h3 p div span code pre table thead tbody tr th td nav a b i ul li script") {
+	for _, n := range strings.Fields("html head meta title style body main section h1 h2 h3 p div span code pre table thead tbody tr th td nav a b i ul li script details summary") {
 		allowed[n] = true
 	}
 	// The page's own script and style sheet are raw text to a parser:

@@ -147,8 +147,9 @@ type sideView struct{ Kind, Payload string }
 type diffView struct{ Path, Left, Right string }
 
 // WriteCompare writes two transcripts side by side, record by record by
-// seq, the positions compare found divergent highlighted with their
-// differences, and the --ignore paths with what each dropped.
+// seq, the positions compare found divergent highlighted and open with
+// their differences (the equal ones folded, a click away), and the
+// --ignore paths with what each dropped.
 func WriteCompare(w io.Writer, c Comparison) error {
 	p := newPage("termverify compare: " + termsafe.String(c.Left.Name) + " vs " + termsafe.String(c.Right.Name))
 	v := &c.Verdict
@@ -214,8 +215,9 @@ const compareTemplate = `{{define "compare"}}
 <tbody>
 {{- range .Rows}}
 <tr id="{{.ID}}"{{if .Divergent}} class="div" data-stop{{end}}><td class="seq">{{.Seq}}</td>
-<td>{{with .Left}}<code>{{.Kind}}</code><pre>{{.Payload}}</pre>{{else}}<i>(no record)</i>{{end}}</td>
-<td>{{with .Right}}<code>{{.Kind}}</code><pre>{{.Payload}}</pre>{{else}}<i>(no record)</i>{{end}}</td></tr>
+{{- $open := .Divergent}}
+<td>{{with .Left}}<details{{if $open}} open{{end}}><summary><code>{{.Kind}}</code></summary><pre>{{.Payload}}</pre></details>{{else}}<i>(no record)</i>{{end}}</td>
+<td>{{with .Right}}<details{{if $open}} open{{end}}><summary><code>{{.Kind}}</code></summary><pre>{{.Payload}}</pre></details>{{else}}<i>(no record)</i>{{end}}</td></tr>
 {{- if .Differences}}
 <tr class="div"><td></td><td colspan="2" class="paths">{{range .Differences}}<div><code>{{.Path}}</code>: <code>{{.Left}}</code> → <code>{{.Right}}</code></div>{{end}}</td></tr>
 {{- end}}
