@@ -82,6 +82,7 @@ font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",Menlo,monospace;fo
 @media print{details>pre{display:block}}
 .cmp .paths{color:var(--bad);font-size:.85rem}
 .ign{color:#57606a}
+section.run+section.run,section.batch+section.run{border-top:3px solid var(--line);margin-top:2rem;padding-top:.5rem}
 tr.fail td.st{color:var(--bad);font-weight:700}tr.pass td.st{color:var(--ok);font-weight:700}tr.uns td.st{color:var(--uns);font-weight:700}
 @media print{nav.timeline{display:none}main{max-width:none;padding:0}.epoch{page-break-inside:avoid}}
 `

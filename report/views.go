@@ -64,7 +64,7 @@ func WriteBatch(w io.Writer, b Batch) error {
 		switch e.Status {
 		case "passed":
 			row.Class = "pass"
-		case "unsupported":
+		case "unsupported", "skipped":
 			row.Class = "uns"
 		default:
 			row.Class = "fail"
