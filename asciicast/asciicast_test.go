@@ -22,8 +22,12 @@ import (
 )
 
 // ptyFixture is a real run --pty of bash (testdata/pty/README.md says how
-// it was made): colours, a resize, keys, and an exit of 3.
-const ptyFixture = "../testdata/pty/bash.jsonl"
+// it was made): colours, a resize, keys, and an exit of 3; vimFixture one
+// of vim: the alternate screen, wide characters, syntax colours.
+const (
+	ptyFixture = "../testdata/pty/bash.jsonl"
+	vimFixture = "../testdata/pty/vim.jsonl"
+)
 
 func load(t *testing.T, path string) *transcript.Transcript {
 	t.Helper()
@@ -135,41 +139,45 @@ func replayScreens(t *testing.T, cols, rows int, events []event) [][]string {
 // TestPTYOutputReproducesFrames: the "o" stream of an export, fed back
 // into vt, gives every recorded frame, at every marker, in both versions.
 func TestPTYOutputReproducesFrames(t *testing.T) {
-	tr := load(t, ptyFixture)
+	for _, fixture := range []string{ptyFixture, vimFixture} {
+		for _, v := range []int{asciicast.V2, asciicast.V3} {
+			t.Run(filepath.Base(fixture)+"/v"+strconv.Itoa(v), func(t *testing.T) { checkReproduces(t, fixture, v) })
+		}
+	}
+}
+
+func checkReproduces(t *testing.T, fixture string, v int) {
+	tr := load(t, fixture)
 	want := frames(tr)
-	for _, v := range []int{asciicast.V2, asciicast.V3} {
-		t.Run("v"+strconv.Itoa(v), func(t *testing.T) {
-			header, events := decode(t, encode(t, tr, asciicast.Options{Version: v}))
-			cols, rows := int(tr.Config().Terminal.Columns), int(tr.Config().Terminal.Rows)
-			got := replayScreens(t, cols, rows, events)
-			if len(got) != len(want) {
-				t.Fatalf("%d markers, want one per observation (%d)", len(got), len(want))
-			}
-			for i := range want {
-				if want[i] == nil {
-					t.Fatalf("observation %d of a PTY transcript has no frame", i)
-				}
-				if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
-					t.Errorf("epoch %d: screen\n%s\nwant the recorded frame\n%s", i, strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
-				}
-			}
-			if v == asciicast.V2 {
-				if header["version"] != 2.0 || header["width"] != float64(cols) || header["height"] != float64(rows) {
-					t.Errorf("v2 header %v: want version 2, width %d, height %d", header, cols, rows)
-				}
-				if env, _ := header["env"].(map[string]any); env["TERM"] != "xterm-256color" {
-					t.Errorf("v2 header env %v: want TERM xterm-256color", header["env"])
-				}
-			} else {
-				term, _ := header["term"].(map[string]any)
-				if header["version"] != 3.0 || term["cols"] != float64(cols) || term["rows"] != float64(rows) || term["type"] != "xterm-256color" {
-					t.Errorf("v3 header %v: want version 3, term {cols %d, rows %d, type xterm-256color}", header, cols, rows)
-				}
-			}
-			if header["title"] != tr.RunID {
-				t.Errorf("title %v, want the run id %q", header["title"], tr.RunID)
-			}
-		})
+	header, events := decode(t, encode(t, tr, asciicast.Options{Version: v}))
+	cols, rows := int(tr.Config().Terminal.Columns), int(tr.Config().Terminal.Rows)
+	got := replayScreens(t, cols, rows, events)
+	if len(got) != len(want) {
+		t.Fatalf("%d markers, want one per observation (%d)", len(got), len(want))
+	}
+	for i := range want {
+		if want[i] == nil {
+			t.Fatalf("observation %d of a PTY transcript has no frame", i)
+		}
+		if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
+			t.Errorf("epoch %d: screen\n%s\nwant the recorded frame\n%s", i, strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
+		}
+	}
+	if v == asciicast.V2 {
+		if header["version"] != 2.0 || header["width"] != float64(cols) || header["height"] != float64(rows) {
+			t.Errorf("v2 header %v: want version 2, width %d, height %d", header, cols, rows)
+		}
+		if env, _ := header["env"].(map[string]any); env["TERM"] != "xterm-256color" {
+			t.Errorf("v2 header env %v: want TERM xterm-256color", header["env"])
+		}
+	} else {
+		term, _ := header["term"].(map[string]any)
+		if header["version"] != 3.0 || term["cols"] != float64(cols) || term["rows"] != float64(rows) || term["type"] != "xterm-256color" {
+			t.Errorf("v3 header %v: want version 3, term {cols %d, rows %d, type xterm-256color}", header, cols, rows)
+		}
+	}
+	if header["title"] != tr.RunID {
+		t.Errorf("title %v, want the run id %q", header["title"], tr.RunID)
 	}
 }
 

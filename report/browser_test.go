@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/termverify/termverify-sandbox/report"
+	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 // browser is headless Chromium with a fresh profile, every flag that
@@ -165,23 +166,25 @@ func (b *browser) run(t *testing.T, file string, args ...string) []byte {
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
-	pty := load(t, ptyFixture)
+	pty, vim := load(t, ptyFixture), load(t, vimFixture)
 	page := filepath.Join(dir, "report.html")
-	data := runs(t, report.Run{Name: "bash.jsonl", Transcript: pty},
+	data := runs(t, report.Run{Name: "bash.jsonl", Transcript: pty}, report.Run{Name: "vim.jsonl", Transcript: vim},
 		report.Run{Name: "failed.jsonl", Transcript: load(t, "../examples/transcripts/failed.jsonl")},
 		report.Run{Name: "hostile", Transcript: hostileRun(t)})
 	must(t, os.WriteFile(page, data, 0o644))
 
 	dom := string(b.run(t, page, "--dump-dom", "--virtual-time-budget=2000"))
 	var frames [][]string
-	for i := range pty.Records {
-		if o, ok := pty.Records[i].Observation(); ok {
-			frames = append(frames, o.Frame.Lines)
+	for _, x := range []*transcript.Transcript{pty, vim} {
+		for i := range x.Records {
+			if o, ok := x.Records[i].Observation(); ok {
+				frames = append(frames, o.Frame.Lines)
+			}
 		}
 	}
 	screens := screenRows(dom)
 	if len(screens) < len(frames) {
-		t.Fatalf("the DOM has %d screens, want at least the PTY run's %d", len(screens), len(frames))
+		t.Fatalf("the DOM has %d screens, want at least the PTY runs' %d", len(screens), len(frames))
 	}
 	for i, want := range frames {
 		if strings.Join(screens[i], "\n") != strings.Join(want, "\n") {

@@ -21,6 +21,10 @@ import (
 // the subject, a resize, keys, an OSC title, an exit of 3.
 const ptyFixture = "../testdata/pty/bash.jsonl"
 
+// vimFixture is a real run --pty of vim: the alternate screen, wide
+// characters, syntax colours, line numbers.
+const vimFixture = "../testdata/pty/vim.jsonl"
+
 func load(t *testing.T, path string) *transcript.Transcript {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -224,13 +228,15 @@ func screenRows(page string) [][]string {
 // colours and attributes the output set, with the cursor where the
 // observation says, and the lines changed since the epoch before marked.
 func TestPTYScreens(t *testing.T) {
-	tr := load(t, ptyFixture)
-	page := string(runs(t, report.Run{Name: "pty", Transcript: tr}))
+	tr, vim := load(t, ptyFixture), load(t, vimFixture)
+	page := string(runs(t, report.Run{Name: "pty", Transcript: tr}, report.Run{Name: "vim", Transcript: vim}))
 	got := screenRows(page)
 	var want [][]string
-	for i := range tr.Records {
-		if o, ok := tr.Records[i].Observation(); ok {
-			want = append(want, o.Frame.Lines)
+	for _, x := range []*transcript.Transcript{tr, vim} {
+		for i := range x.Records {
+			if o, ok := x.Records[i].Observation(); ok {
+				want = append(want, o.Frame.Lines)
+			}
 		}
 	}
 	if len(got) != len(want) {
@@ -243,6 +249,9 @@ func TestPTYScreens(t *testing.T) {
 	}
 	if strings.Contains(page, "does not reproduce") {
 		t.Error("a screen fell back to the frame's plain text, though the output reproduces every frame")
+	}
+	if !strings.Contains(page, "50×10 · alternate screen") || !strings.Contains(page, "hello 世界 ") {
+		t.Error("vim's alternate screen with its wide characters is not shown")
 	}
 	for _, want := range []string{
 		`<span class="b" style="color:#cd0000;background-color:#1c1c1c">red bold</span>`, // SGR 1;31
