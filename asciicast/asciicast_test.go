@@ -415,3 +415,19 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	}
 	return master, os.NewFile(sfd, "pts")
 }
+
+// TestPTYKeyModes: vim turned on application cursor keys (smkx), so its
+// ArrowUp was written as SS3 A, which the export says, as PTY mode's
+// driver wrote it.
+func TestPTYKeyModes(t *testing.T) {
+	_, events := decode(t, encode(t, load(t, vimFixture), asciicast.Options{}))
+	var inputs []string
+	for _, e := range events {
+		if e.code == "i" {
+			inputs = append(inputs, e.data)
+		}
+	}
+	if len(inputs) != 5 || inputs[3] != "\x1bOA" {
+		t.Errorf("vim's inputs %q: want ArrowUp as ESC O A", inputs)
+	}
+}
