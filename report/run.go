@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/termverify/termverify-sandbox/asciicast"
 	"github.com/termverify/termverify-sandbox/compare"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
@@ -156,22 +157,12 @@ func prettyJSON(enc string) string {
 	return string(termsafe.JSON(b.Bytes()))
 }
 
-// isPTY reports whether t was recorded in PTY mode (as replay decides).
-func isPTY(t *transcript.Transcript) bool {
-	for _, r := range t.Receipts() {
-		if r.Constraint == receipts.Terminal && r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY {
-			return true
-		}
-	}
-	return false
-}
-
 // newRunView builds run i's view.
 func newRunView(i int, r Run) runView {
 	t := r.Transcript
 	v := runView{ID: fmt.Sprintf("run-%d", i+1), File: termsafe.String(r.Name), RunID: termsafe.String(t.RunID),
 		Mode: "control/v1", Records: len(t.Records)}
-	pty := isPTY(t)
+	pty := asciicast.IsPTY(t)
 	if pty {
 		v.Mode = "PTY"
 	}
