@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/input"
+	"github.com/termverify/termverify-sandbox/ptydrive"
 	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
@@ -243,12 +244,7 @@ func (b *builder) pty(t *transcript.Transcript) error {
 // mouse report's by the modes; nothing for the other kinds, and nothing
 // for a mouse event the program does not report.
 func ptyBytes(in input.Input, emu *vt.Terminal, held *string) ([]byte, error) {
-	m := emu.Modes()
-	modes := ptyinput.Modes{AppCursor: m.AppCursor, AppKeypad: m.AppKeypad, BracketedPaste: m.BracketedPaste,
-		Mouse: ptyinput.MouseMode(m.Mouse), MouseEncoding: ptyinput.MouseEncodingLegacy, FocusEvents: m.FocusEvents}
-	if m.MouseSGR {
-		modes.MouseEncoding = ptyinput.MouseEncodingSGR
-	}
+	modes := ptydrive.ModesOf(emu) // the driver's own reading of the modes
 	switch v := in.(type) {
 	case input.Text:
 		return ptyinput.EncodeText(v.Text), nil
