@@ -235,15 +235,29 @@ func TestTermRecord(t *testing.T) {
 	// epoch it falls in, or of the next one when none is open.
 	t.Run("signal", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
+		// The settled wait makes the readiness epoch's close likely
+		// before the KILL, not certain: the recorder closes it on its
+		// own goroutine. Either placement is the documented one (the
+		// epoch open when it was sent, or the next after its input).
 		src := h.record(recSession{argv: bash, steps: []recStep{
+			{"wait", "--settled"},
 			{"kill", "--signal", "WINCH"},
 			{"input", "--text", `echo after\r`},
 		}})
 		validateOK(t, bin, src)
 		b, _ := os.ReadFile(src)
-		lines := strings.Split(string(b), "\n")
-		if len(lines) < 11 || !strings.Contains(lines[9], `"input.text"`) || !strings.Contains(lines[10], `"code":"term-signal-sent","details":{"signal":"WINCH"}`) {
-			t.Errorf("want the signal said right after the next input:\n%s", b)
+		input, said, diags := -1, -1, 0
+		for i, l := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.Contains(l, `"input.text"`):
+				input = i
+			case strings.Contains(l, `"code":"term-signal-sent","details":{"signal":"WINCH"}`):
+				said = i
+				diags++
+			}
+		}
+		if diags != 1 || input < 0 || (said != input+1 && said > input) {
+			t.Errorf("want the signal said once, in the readiness epoch or right after the next input (line %d, input at %d, %d said):\n%s", said, input, diags, b)
 		}
 	})
 
