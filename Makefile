@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10m
 SHORTFUZZ ?= 5s
 
-.PHONY: all setup build example screenshots test test-race fuzz fuzz-short bench lint mutate clean
+.PHONY: all setup build example screenshots test test-race fuzz fuzz-short bench lint mutate clean conformance conformance-golden
 
 all: build
 
@@ -37,6 +37,22 @@ screenshots: example
 test: build lint
 	CGO_ENABLED=1 $(GO) test -count=1 -timeout 20m $(PKGS)
 	@FUZZTIME=$(SHORTFUZZ) bash scripts/fuzz.sh
+
+# The conformance corpus (testdata/conformance, docs/CONFORMANCE.md) against
+# our codecs and adapter: every family, the parity summary printed. The
+# adapter and pty scenarios run real sandboxes (as root).
+conformance: build
+	@mkdir -p bin/subjects
+	CGO_ENABLED=0 $(GO) build -o bin/subjects/echo-subject ./examples/echo-subject
+	$(BIN) conformance --subjects bin/subjects
+
+# Regenerate the corpus's golden results: the codec and daemon cases, the
+# manifest and their summary (no root), then the adapter and pty golden
+# transcripts and the whole summary (as root, real sandboxes). Review the
+# diff before committing it: that review is how a changed result is accepted.
+conformance-golden: setup
+	CGO_ENABLED=1 $(GO) test -count=1 ./conformance -run TestCorpus -update
+	CGO_ENABLED=1 $(GO) test -count=1 ./cmd/termverify-sandbox -run TestConformanceCorpus -update
 
 # Long fuzzing: every Fuzz target for FUZZTIME each (default 10m).
 fuzz: setup

@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 		newExportCmd(),
 		newReportCmd(),
 		newTermCmd(),
+		newConformanceCmd(),
 	)
 	return root
 }

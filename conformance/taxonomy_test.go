@@ -1,0 +1,99 @@
+package conformance
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/termverify/termverify-sandbox/internal/sharedtest"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// notScenarios are the failure classes no subject behaviour can cause,
+// each with the reason it has no adapter scenario.
+var notScenarios = map[string]string{
+	"sandbox-failed":  "a host fault: the os sandbox failing after its trial passed",
+	"interrupted":     "a signal to the supervisor, not anything the subject does",
+	"exit-unobserved": "the sandbox's init vanishing without a report: not a subject behaviour",
+	"transcript-rule": "subject evidence the control codec accepts and the transcript refuses: the two codecs share their rules, so no echo-subject mode reaches it",
+}
+
+// failureClasses enumerates supervisor's Failure* constants (its
+// details.failure codes) from the source.
+func failureClasses(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(sharedtest.RepoRoot(t), "supervisor", "ending.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for i, name := range vs.Names {
+			if lit, ok := vs.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(name.Name, "Failure") {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					out = append(out, s)
+				}
+			}
+		}
+		return true
+	})
+	if len(out) < 5 {
+		t.Fatalf("found %d failure classes: the enumeration is broken", len(out))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestTaxonomyCovered: every failure class of the supervisor's taxonomy
+// ends at least one adapter scenario's golden transcript (details.failure
+// of its run.failed), except the exempt ones; and every scenario's golden
+// transcript is valid and ends as the manifest says.
+func TestTaxonomyCovered(t *testing.T) {
+	c := loadCorpus(t)
+	seen := map[string]bool{}
+	for _, cs := range c.Manifest.Cases {
+		if cs.Family != FamilyAdapter && cs.Family != FamilyPTY {
+			continue
+		}
+		data, err := os.ReadFile(c.Path(cs.Expect.Transcript))
+		if err != nil {
+			t.Errorf("%s: %v (record it: make conformance-golden)", cs.ID, err)
+			continue
+		}
+		tr, err := transcript.Parse(data)
+		if err != nil {
+			t.Errorf("%s: golden transcript: %v", cs.ID, err)
+			continue
+		}
+		if got := tr.Terminal(); got != cs.Expect.Terminal {
+			t.Errorf("%s: golden ends with %s, the manifest says %s", cs.ID, got, cs.Expect.Terminal)
+		}
+		last := tr.Records[len(tr.Records)-1].Payload()
+		if e, ok := last.Get("error"); ok {
+			if d, ok := e.Get("details"); ok {
+				if f, ok := d.Get("failure"); ok {
+					seen[f.Str] = true
+				}
+			}
+		}
+	}
+	for _, class := range failureClasses(t) {
+		_, exempt := notScenarios[class]
+		switch {
+		case exempt && seen[class]:
+			t.Errorf("exempt class %s has a scenario after all: drop it from notScenarios", class)
+		case !exempt && !seen[class]:
+			t.Errorf("failure class %s ends no adapter scenario", class)
+		}
+	}
+}
