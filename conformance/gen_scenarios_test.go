@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/termverify/termverify-sandbox/interminai"
 	"github.com/termverify/termverify-sandbox/internal/sharedtest"
 )
 
@@ -159,4 +162,55 @@ func or(v, def int64) int64 {
 		return def
 	}
 	return v
+}
+
+// sessionCases are daemon protocol cases against a live daemon serving
+// /bin/cat: an oversized frame and bad lines are answered and the daemon
+// serves on; a repeated STOP is answered on both connections.
+func sessionCases(t *testing.T, dir string) []Case {
+	reply := func(file string) string {
+		c := &Corpus{Dir: dir}
+		data, err := c.ReadCase(Case{File: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Ours{}.Validate(context.Background(), FormatDaemon, data, "")
+		if err != nil || v.Valid {
+			t.Fatalf("%s: want an invalid request (%v)", file, err)
+		}
+		return v.Reply
+	}
+	stopRep, err := interminai.OK(interminai.StopData{Message: interminai.StopMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := interminai.EncodeReply(stopRep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := strings.TrimSuffix(string(line), "\n")
+	return []Case{
+		{
+			ID: "session/frames", Family: FamilySession, Program: []string{"/bin/cat"},
+			Note: "each bad line is answered on its own connection and the daemon serves on",
+			Steps: []Step{
+				{Conn: "a", SendFile: "daemon/frame-oversized.jsonl.gz", Reply: reply("daemon/frame-oversized.jsonl.gz")},
+				{Conn: "b", SendFile: "daemon/unknown-command.jsonl", Reply: reply("daemon/unknown-command.jsonl")},
+				{Conn: "c", SendFile: "daemon/not-json.jsonl", Reply: reply("daemon/not-json.jsonl")},
+				{Conn: "d", SendFile: "daemon/duplicate.jsonl", Reply: reply("daemon/duplicate.jsonl")},
+				{Conn: "e", SendFile: "daemon/resize.jsonl", Status: "ok"},
+				{Conn: "f", SendFile: "daemon/stop.jsonl", Reply: stop},
+			},
+		},
+		{
+			ID: "session/stop-twice", Family: FamilySession, Program: []string{"/bin/cat"},
+			Note: "connection b is accepted (c's reply proves it: accept is in connection order) and holds half a STOP when a's STOP shuts the daemon down; b's STOP is answered the same, not dropped",
+			Steps: []Step{
+				{Conn: "b", Send: `{"type":"ST`, NoReply: true},
+				{Conn: "c", Send: `{"type":"STATUS"}` + "\n", Status: "ok"},
+				{Conn: "a", Send: `{"type":"STOP"}` + "\n", Reply: stop},
+				{Conn: "b", Send: `OP"}` + "\n", Reply: stop},
+			},
+		},
+	}
 }

@@ -46,6 +46,7 @@ func generate(t *testing.T) {
 		cases = append(cases, writeOwn(t, dir, o))
 	}
 	cases = append(cases, scenarios(t, dir)...)
+	cases = append(cases, sessionCases(t, dir)...)
 	writeManifest(t, dir, cases)
 	c := loadCorpus(t)
 	s, err := Run(context.Background(), c, Options{Validator: Ours{}, Families: codecFamilies})
@@ -54,7 +55,7 @@ func generate(t *testing.T) {
 	}
 	if prev, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		if old, err := DecodeSummary(prev); err == nil {
-			for _, f := range []string{FamilyAdapter, FamilyPTY} {
+			for _, f := range []string{FamilyAdapter, FamilyPTY, FamilySession} {
 				if fc, ok := old.Families[f]; ok {
 					s.Families[f] = fc
 					s.Total += fc.Total
@@ -63,7 +64,7 @@ func generate(t *testing.T) {
 				}
 			}
 			for _, f := range old.Failures {
-				if fam, _, _ := strings.Cut(f.ID, "/"); fam == FamilyAdapter || fam == FamilyPTY {
+				if fam, _, _ := strings.Cut(f.ID, "/"); fam == FamilyAdapter || fam == FamilyPTY || fam == FamilySession {
 					s.Failures = append(s.Failures, f)
 				}
 			}

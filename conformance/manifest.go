@@ -26,10 +26,11 @@ const (
 	FamilyDaemon  = "daemon"
 	FamilyAdapter = "adapter"
 	FamilyPTY     = "pty"
+	FamilySession = "session" // daemon protocol cases against a live daemon
 )
 
 // Families lists every family, in the order a summary reports them.
-var Families = []string{FamilyAdapter, FamilyCodec, FamilyDaemon, FamilyPTY}
+var Families = []string{FamilyAdapter, FamilyCodec, FamilyDaemon, FamilyPTY, FamilySession}
 
 // The formats of codec and daemon case files: what a validator is asked
 // to judge.
@@ -70,6 +71,11 @@ type Case struct {
 	Subject     []string `json:"subject,omitempty"`
 	HandshakeMS int64    `json:"handshake_ms,omitempty"`
 	EpochMS     int64    `json:"epoch_ms,omitempty"`
+
+	// Session cases: the program the daemon serves, and the steps with
+	// their golden replies.
+	Program []string `json:"program,omitempty"`
+	Steps   []Step   `json:"steps,omitempty"`
 
 	Expect Expect `json:"expect"`
 
@@ -213,6 +219,21 @@ func (c *Corpus) check(cs Case) error {
 		// The golden transcript itself may be missing while it is being
 		// regenerated: Run reports that case as failed.
 		files = []string{cs.Request, cs.Inputs}
+	case FamilySession:
+		if len(cs.Program) == 0 || len(cs.Steps) == 0 {
+			return errors.New("a session needs program and steps")
+		}
+		for i, st := range cs.Steps {
+			if st.Conn == "" || (st.Send == "") == (st.SendFile == "") {
+				return fmt.Errorf("step %d: needs conn and exactly one of send, send_file", i)
+			}
+			if !st.NoReply && (st.Reply == "") == (st.Status == "") {
+				return fmt.Errorf("step %d: needs exactly one of reply, status (or no_reply)", i)
+			}
+			if st.SendFile != "" {
+				files = append(files, st.SendFile)
+			}
+		}
 	default:
 		return fmt.Errorf("family %q is not one of %s", cs.Family, strings.Join(Families, ", "))
 	}

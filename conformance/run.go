@@ -20,8 +20,11 @@ import (
 
 // Options say what a corpus runs against.
 type Options struct {
-	Validator Validator // codec and daemon cases; nil skips those families
-	Adapter   Adapter   // adapter and PTY scenarios; nil skips those families
+	// What the families run against; a case whose runner is nil fails
+	// ("no validator"), so leave its family out with Families instead.
+	Validator Validator // codec and daemon cases
+	Adapter   Adapter   // adapter and PTY scenarios
+	Daemon    Daemon    // session cases
 	Subjects  string    // the directory mapped as root "app" (holding echo-subject) for scenarios
 	// Work is a directory of the caller's where compressed case files
 	// are decompressed for a command validator and scenario
@@ -116,6 +119,19 @@ func runCase(ctx context.Context, c *Corpus, cs Case, opts Options) (want, got s
 			return want, "error: " + err.Error()
 		}
 		return want, v.String()
+	case FamilySession:
+		want = "the golden replies"
+		if opts.Daemon == nil {
+			return want, "no daemon"
+		}
+		diff, err := session(ctx, c, cs, opts)
+		if err != nil {
+			return want, "error: " + err.Error()
+		}
+		if diff != "" {
+			return want, diff
+		}
+		return want, want
 	default:
 		want = "the golden transcript " + cs.Expect.Transcript
 		if opts.Adapter == nil {

@@ -21,7 +21,7 @@ import (
 const defaultCorpus = "testdata/conformance"
 
 type conformanceOpts struct {
-	corpus, validator, adapter, subjects string
+	corpus, validator, adapter, daemon, subjects string
 	only                                 []string
 	json                                 bool
 }
@@ -30,7 +30,7 @@ type conformanceOpts struct {
 func newConformanceCmd() *cobra.Command {
 	var o conformanceOpts
 	cmd := &cobra.Command{
-		Use:   "conformance [--corpus DIR] [--validator CMD] [--adapter CMD] [--subjects DIR] [--only FAMILY,...] [--json]",
+		Use:   "conformance [--corpus DIR] [--validator CMD] [--adapter CMD] [--daemon CMD] [--subjects DIR] [--only FAMILY,...] [--json]",
 		Short: "Run the conformance corpus against our codecs and adapter, or another implementation's, and print the parity summary",
 		Long: `Runs every case of the conformance corpus (default ` + defaultCorpus + `, run from a
 checkout's root) and compares each result with its golden one:
@@ -41,6 +41,9 @@ checkout's root) and compares each result with its golden one:
                   or --adapter CMD (run with run's flags), its transcript
                   compared with the golden one, ignoring only x- members and
                   run.started's payload.subject.adapter
+  session         request lines sent to a live daemon serving /bin/cat: ours
+                  (this binary's term start), or --daemon CMD (run as
+                  CMD --socket S -- /bin/cat), each reply compared
 
 --subjects DIR is the directory holding the shipped subject (echo-subject),
 mapped as the scenarios' root "app"; the adapter and pty families need it
@@ -59,6 +62,7 @@ usage error, a refused corpus or an I/O error.`,
 	f.StringVar(&o.corpus, "corpus", defaultCorpus, "the corpus directory (holding manifest.json)")
 	f.StringVar(&o.validator, "validator", "", "another implementation's validator command (words split at spaces), run as CMD FORMAT FILE; default: our codecs")
 	f.StringVar(&o.adapter, "adapter", "", "another implementation's adapter command (words split at spaces), run with run's flags; default: this binary's run")
+	f.StringVar(&o.daemon, "daemon", "", "another implementation's daemon command (words split at spaces), run as CMD --socket S -- PROGRAM; default: this binary's term start")
 	f.StringVar(&o.subjects, "subjects", "", "the directory holding echo-subject, mapped as root app for the adapter and pty scenarios")
 	f.StringSliceVar(&o.only, "only", nil, "run only these families: "+strings.Join(conformance.Families, ", "))
 	f.BoolVar(&o.json, "json", false, "print the parity summary as canonical JSON")
@@ -83,14 +87,17 @@ func runConformance(cmd *cobra.Command, o conformanceOpts) error {
 	} else {
 		opts.Validator = conformance.Command{Argv: strings.Fields(o.validator)}
 	}
-	if o.adapter == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return usage(fmt.Errorf("find this binary for the adapter: %w", err))
-		}
-		opts.Adapter = conformance.CommandAdapter{Argv: []string{self, "run"}}
-	} else {
+	self, err := os.Executable()
+	if err != nil {
+		return usage(fmt.Errorf("find this binary for the adapter and daemon: %w", err))
+	}
+	opts.Adapter = conformance.CommandAdapter{Argv: []string{self, "run"}}
+	if o.adapter != "" {
 		opts.Adapter = conformance.CommandAdapter{Argv: strings.Fields(o.adapter)}
+	}
+	opts.Daemon = conformance.CommandDaemon{Argv: []string{self, "term", "start"}}
+	if o.daemon != "" {
+		opts.Daemon = conformance.CommandDaemon{Argv: strings.Fields(o.daemon)}
 	}
 	if needsScenarios(c, o.only) {
 		if o.subjects == "" {
