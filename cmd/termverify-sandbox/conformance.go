@@ -22,8 +22,8 @@ const defaultCorpus = "testdata/conformance"
 
 type conformanceOpts struct {
 	corpus, validator, adapter, daemon, subjects string
-	only                                 []string
-	json                                 bool
+	only                                         []string
+	json                                         bool
 }
 
 // newConformanceCmd runs the conformance corpus (docs/CONFORMANCE.md).
