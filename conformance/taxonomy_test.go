@@ -26,7 +26,16 @@ var notScenarios = map[string]string{
 
 // failureClasses enumerates supervisor's Failure* constants (its
 // details.failure codes) from the source.
-func failureClasses(t *testing.T) []string {
+func failureClasses(t *testing.T) []string { return supervisorConsts(t, "Failure", 5) }
+
+// violations enumerates supervisor's peer-lifecycle violations
+// (details.violation) from the source.
+func violations(t *testing.T) []string { return supervisorConsts(t, "viol", 5) }
+
+// supervisorConsts are the string constants of supervisor/ending.go
+// whose names begin with prefix; fewer than least means the enumeration
+// broke.
+func supervisorConsts(t *testing.T, prefix string, least int) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(sharedtest.RepoRoot(t), "supervisor", "ending.go"), nil, 0)
 	if err != nil {
@@ -39,7 +48,10 @@ func failureClasses(t *testing.T) []string {
 			return true
 		}
 		for i, name := range vs.Names {
-			if lit, ok := vs.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(name.Name, "Failure") {
+			if i >= len(vs.Values) {
+				continue
+			}
+			if lit, ok := vs.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(name.Name, prefix) {
 				if s, err := strconv.Unquote(lit.Value); err == nil {
 					out = append(out, s)
 				}
@@ -47,8 +59,8 @@ func failureClasses(t *testing.T) []string {
 		}
 		return true
 	})
-	if len(out) < 5 {
-		t.Fatalf("found %d failure classes: the enumeration is broken", len(out))
+	if len(out) < least {
+		t.Fatalf("found %d %s constants: the enumeration is broken", len(out), prefix)
 	}
 	sort.Strings(out)
 	return out
@@ -56,11 +68,12 @@ func failureClasses(t *testing.T) []string {
 
 // TestTaxonomyCovered: every failure class of the supervisor's taxonomy
 // ends at least one adapter scenario's golden transcript (details.failure
-// of its run.failed), except the exempt ones; and every scenario's golden
-// transcript is valid and ends as the manifest says.
+// of its run.failed), except the exempt ones, and so does every
+// peer-lifecycle violation (details.violation); and every scenario's
+// golden transcript is valid and ends as the manifest says.
 func TestTaxonomyCovered(t *testing.T) {
 	c := loadCorpus(t)
-	seen := map[string]bool{}
+	seen, violated := map[string]bool{}, map[string]bool{}
 	for _, cs := range c.Manifest.Cases {
 		if cs.Family != FamilyAdapter && cs.Family != FamilyPTY {
 			continue
@@ -84,6 +97,9 @@ func TestTaxonomyCovered(t *testing.T) {
 				if f, ok := d.Get("failure"); ok {
 					seen[f.Str] = true
 				}
+				if v, ok := d.Get("violation"); ok {
+					violated[v.Str] = true
+				}
 			}
 		}
 	}
@@ -94,6 +110,11 @@ func TestTaxonomyCovered(t *testing.T) {
 			t.Errorf("exempt class %s has a scenario after all: drop it from notScenarios", class)
 		case !exempt && !seen[class]:
 			t.Errorf("failure class %s ends no adapter scenario", class)
+		}
+	}
+	for _, v := range violations(t) {
+		if !violated[v] {
+			t.Errorf("peer-lifecycle violation %s ends no adapter scenario", v)
 		}
 	}
 }

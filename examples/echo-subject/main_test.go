@@ -509,6 +509,46 @@ func TestModes(t *testing.T) {
 				p.t.Fatalf("%s, want a second session.ready", m.Kind)
 			}
 		}},
+		{[]string{"wrong-kind"}, func(p *peer) {
+			readyThenText(p)
+			if m := p.recv(); m.Kind != "input.text" {
+				p.t.Fatalf("%s, want input.text (an adapter's kind)", m.Kind)
+			}
+		}},
+		{[]string{"early-observation"}, func(p *peer) {
+			p.hello(20, 5)
+			for _, want := range []string{"observation", "session.ready"} {
+				if m := p.recv(); m.Kind != want {
+					p.t.Fatalf("%s, want %s", m.Kind, want)
+				}
+			}
+		}},
+		{[]string{"idle-diagnostic"}, func(p *peer) {
+			readyThenText(p)
+			for _, want := range []string{"observation", "diagnostic"} {
+				if m := p.recv(); m.Kind != want {
+					p.t.Fatalf("%s, want %s", m.Kind, want)
+				}
+			}
+		}},
+		{[]string{"after-finish"}, func(p *peer) {
+			readyThenText(p)
+			p.recv()
+			p.stop()
+			for _, want := range []string{"observation", "run.finished", "diagnostic"} {
+				if m := p.recv(); m.Kind != want {
+					p.t.Fatalf("%s, want %s", m.Kind, want)
+				}
+			}
+		}},
+		{[]string{"diagnostic-then-failed"}, func(p *peer) {
+			p.hello(20, 5)
+			for _, want := range []string{"diagnostic", "session.failed"} {
+				if m := p.recv(); m.Kind != want {
+					p.t.Fatalf("%s, want %s", m.Kind, want)
+				}
+			}
+		}},
 		{[]string{"exited-observation"}, func(p *peer) {
 			readyThenText(p)
 			o := observationOf(p.t, p.recv())

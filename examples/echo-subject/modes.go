@@ -35,6 +35,27 @@ var modes = map[string]mode{
 	"daemon":            {start: func(s *session) error { return s.opts.Daemonize() }},
 	"idle-message":      {afterReady: (*session).observe},
 	"second-ready":      {first: func(s *session) error { return errors.Join(s.ready(), s.observe()) }},
+	"wrong-kind": {first: func(s *session) error {
+		return errors.Join(s.send("input.text", map[string]any{"text": "the adapter's kind"}), s.observe())
+	}},
+	"early-observation": {hello: func(s *session) error { return errors.Join(s.observe(), s.ready()) }},
+	// Traffic once an epoch is closed, in the same write as the message
+	// that closed it (one write of under PIPE_BUF bytes, so the adapter
+	// has it all before it writes the next input: no race).
+	"idle-diagnostic": {first: func(s *session) error {
+		return s.together(message{kind: "observation", payload: s.observation()}, message{kind: "diagnostic", payload: note("while idle")})
+	}},
+	"idle-bytes": {first: func(s *session) error {
+		return s.together(message{kind: "observation", payload: s.observation()}, message{raw: `{"protocol":`})
+	}},
+	"after-finish": {stop: func(s *session) error {
+		return errors.Join(s.finish(0), s.send("diagnostic", note("after run.finished")))
+	}},
+	"diagnostic-then-failed": {hello: func(s *session) error {
+		return errors.Join(s.send("diagnostic", note("before refusing")), s.send("session.failed", map[string]any{"error": failure{
+			Code: "echo-subject-failed", Message: "echo-subject (mode diagnostic-then-failed) refuses to start",
+		}}), exitCode(1))
+	}},
 	"exited-observation": {first: func(s *session) error {
 		o := s.observation()
 		o.Process = &process{State: "exited", Exit: &exitRecord{Kind: "code", Value: 0}}
@@ -86,6 +107,34 @@ var modes = map[string]mode{
 	"duplicate-member": badLine(func(l string) string { return withState(l, `{"text":"a","text":"b"}`) }),
 	"lone-surrogate":   badLine(func(l string) string { return withState(l, `{"text":"\ud800"}`) }),
 	"big-int":          badLine(func(l string) string { return withState(l, `{"n":9007199254740992}`) }),
+}
+
+// message is one line for together: a message, or raw bytes as they are.
+type message struct {
+	kind    string
+	payload any
+	raw     string
+}
+
+// together writes the messages in one write.
+func (s *session) together(ms ...message) error {
+	var b []byte
+	for _, m := range ms {
+		if m.raw != "" {
+			b = append(b, m.raw...)
+			continue
+		}
+		var err error
+		if b, err = appendMessage(b, m.kind, m.payload); err != nil {
+			return err
+		}
+	}
+	return s.write(b)
+}
+
+// note is an echo-subject-note diagnostic's payload.
+func note(text string) map[string]any {
+	return map[string]any{"code": "echo-subject-note", "message": text}
 }
 
 // maxLine is the v1 ceiling on a message line, LF excluded.
