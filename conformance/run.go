@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/safeout"
 )
 
@@ -64,13 +66,38 @@ type Failure struct {
 // OK reports whether every case gave its golden result.
 func (s *Summary) OK() bool { return s.Failed == 0 && s.Total > 0 }
 
-// Encode is the summary's canonical JSON, LF-terminated.
+// Encode is the summary's canonical JSON (RFC 8785, internal/canon),
+// LF-terminated. Text that is not UTF-8 (a command's output) has each
+// bad byte replaced by U+FFFD first.
 func (s *Summary) Encode() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // only strings and integers: cannot fail
-	return buf.Bytes()
+	str := func(t string) canon.Value { return canon.StringValue(strings.ToValidUTF8(t, "\uFFFD")) }
+	counts := func(c *Counts) canon.Value {
+		return canon.ObjectValue(canon.M("failed", canon.IntValue(int64(c.Failed))),
+			canon.M("passed", canon.IntValue(int64(c.Passed))), canon.M("total", canon.IntValue(int64(c.Total))))
+	}
+	failures := []canon.Value{}
+	for _, f := range s.Failures {
+		failures = append(failures, canon.ObjectValue(canon.M("got", str(f.Got)), canon.M("id", str(f.ID)), canon.M("want", str(f.Want))))
+	}
+	var fams []canon.Member
+	for name, c := range s.Families {
+		fams = append(fams, canon.M(name, counts(c)))
+	}
+	v := canon.ObjectValue(
+		canon.M("failed", canon.IntValue(int64(s.Failed))),
+		canon.M("failures", canon.ArrayValue(failures...)),
+		canon.M("families", canon.ObjectValue(fams...)),
+		canon.M("fixtureVersion", canon.IntValue(int64(s.FixtureVersion))),
+		canon.M("passed", canon.IntValue(int64(s.Passed))),
+		canon.M("total", canon.IntValue(int64(s.Total))),
+	)
+	out, err := canon.Marshal(&v)
+	if err != nil {
+		// Only strings (valid UTF-8) and small integers: a failure here
+		// is a bug, and the summary says so rather than print nothing.
+		return []byte(`{"error":"summary encoding failed"}` + "\n")
+	}
+	return append(out, '\n')
 }
 
 // Run runs every case of c (of the selected families) against opts and
@@ -100,7 +127,7 @@ func Run(ctx context.Context, c *Corpus, opts Options) (*Summary, error) {
 		}
 		counts.Failed++
 		s.Failed++
-		s.Failures = append(s.Failures, Failure{ID: cs.ID, Want: want, Got: got})
+		s.Failures = append(s.Failures, Failure{ID: cs.ID, Want: clip(want), Got: clip(got)})
 	}
 	return s, nil
 }
@@ -228,6 +255,23 @@ func Transcript(ctx context.Context, c *Corpus, cs Case, a Adapter, subjects str
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxCaseBytes))
+}
+
+// maxResult bounds a result's text in a summary, so that a command that
+// prints megabytes cannot make one unreadable (or break its budgets).
+const maxResult = 2000
+
+// clip cuts s to maxResult bytes on a character boundary, saying how
+// much it cut.
+func clip(s string) string {
+	if len(s) <= maxResult {
+		return s
+	}
+	cut := maxResult
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "... (+" + strconv.Itoa(len(s)-cut) + " bytes)"
 }
 
 // DecodeSummary reads a summary's JSON (a golden summary.json).
