@@ -132,9 +132,15 @@ func Run(ctx context.Context, c *Corpus, opts Options) (*Summary, error) {
 	return s, nil
 }
 
+// caseTimeout bounds one case, whatever its commands do: a validator,
+// adapter or daemon that hangs fails its case instead of the whole run.
+const caseTimeout = 2 * time.Minute
+
 // runCase returns the golden result and the result, as text: equal
 // exactly when the case passes.
 func runCase(ctx context.Context, c *Corpus, cs Case, opts Options) (want, got string) {
+	ctx, cancel := context.WithTimeout(ctx, caseTimeout)
+	defer cancel()
 	switch cs.Family {
 	case FamilyCodec, FamilyDaemon:
 		want = expected(cs.Expect).String()

@@ -138,6 +138,9 @@ func (c Command) Validate(ctx context.Context, format string, _ []byte, path str
 	out := firstLine(stdout.Bytes())
 	switch code {
 	case 0:
+		if format != FormatControl && format != FormatDaemon {
+			out = "" // the contract asks nothing of stdout here
+		}
 		return Verdict{Valid: true, Kind: out}, nil
 	case 1:
 		fields := strings.Fields(firstLine(stderr.Bytes()))
