@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/termverify/termverify-sandbox/internal/safeout"
 	"github.com/termverify/termverify-sandbox/internal/sharedtest"
@@ -119,6 +120,31 @@ func TestBrokenValidator(t *testing.T) {
 	}
 	if s.Failed != wrong || s.Passed != s.Total-wrong {
 		t.Errorf("counts %d failed %d passed of %d, want %d failed", s.Failed, s.Passed, s.Total, wrong)
+	}
+}
+
+// TestHangingValidator: a validator that never answers fails its case
+// when the case's time is up, and the run goes on.
+func TestHangingValidator(t *testing.T) {
+	c := loadCorpus(t)
+	one := &Corpus{Dir: c.Dir, Manifest: Manifest{FixtureVersion: FixtureVersion}}
+	for _, cs := range c.Manifest.Cases {
+		if cs.ID == "codec/control/stop" || cs.ID == "daemon/stop" {
+			one.Manifest.Cases = append(one.Manifest.Cases, cs)
+		}
+	}
+	hang := Command{Argv: []string{"/bin/sh", "-c", `exec sleep 30`, "hang"}}
+	s, err := Run(context.Background(), one, Options{Validator: hang, Work: workDir(t), CaseTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Total != 2 || s.Failed != 2 {
+		t.Fatalf("summary %s", s.Encode())
+	}
+	for _, f := range s.Failures {
+		if !strings.HasPrefix(f.Got, "error: ") {
+			t.Errorf("%s: got %q, want the validator's error", f.ID, f.Got)
+		}
 	}
 }
 

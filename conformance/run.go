@@ -34,6 +34,8 @@ type Options struct {
 	Work *safeout.Dir
 	// Families, when not empty, runs only these families.
 	Families []string
+	// CaseTimeout bounds each case (0: DefaultCaseTimeout).
+	CaseTimeout time.Duration
 }
 
 // Summary is the golden parity summary: the counts and, by id, every
@@ -132,14 +134,19 @@ func Run(ctx context.Context, c *Corpus, opts Options) (*Summary, error) {
 	return s, nil
 }
 
-// caseTimeout bounds one case, whatever its commands do: a validator,
-// adapter or daemon that hangs fails its case instead of the whole run.
-const caseTimeout = 2 * time.Minute
+// DefaultCaseTimeout bounds one case, whatever its commands do: a
+// validator, adapter or daemon that hangs fails its case instead of the
+// whole run.
+const DefaultCaseTimeout = 2 * time.Minute
 
 // runCase returns the golden result and the result, as text: equal
 // exactly when the case passes.
 func runCase(ctx context.Context, c *Corpus, cs Case, opts Options) (want, got string) {
-	ctx, cancel := context.WithTimeout(ctx, caseTimeout)
+	limit := opts.CaseTimeout
+	if limit <= 0 {
+		limit = DefaultCaseTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	switch cs.Family {
 	case FamilyCodec, FamilyDaemon:
