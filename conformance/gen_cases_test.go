@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -93,6 +94,10 @@ func ownCases(t *testing.T) []own {
 			note: "the line exceeds 4 MiB + LF"},
 		{id: "codec/control/string-1MiB", format: FormatControl, gz: true, data: obs(`"` + mib(1<<20+1, "a") + `"`),
 			note: "one string one byte over 1 MiB"},
+		{id: "codec/control/string-1MiB-exact", format: FormatControl, gz: true, data: obs(`"` + mib(1<<20, "a") + `"`),
+			note: "one string of exactly 1 MiB: the boundary, valid"},
+		{id: "codec/control/line-4MiB-exact", format: FormatControl, gz: true, data: lineOf(4 << 20),
+			note: "a line of exactly 4 MiB before its LF (in strings of under 1 MiB, 2 MiB per message): the boundary, valid"},
 		{id: "codec/control/strings-2MiB", format: FormatControl, gz: true,
 			data: obs(`["` + mib(900<<10, "a") + `","` + mib(900<<10, "b") + `","` + mib(900<<10, "c") + `"]`),
 			note: "three strings within 1 MiB each, over 2 MiB together"},
@@ -151,6 +156,9 @@ func ownCases(t *testing.T) []own {
 		{id: "daemon/resize", format: FormatDaemon, data: []byte(`{"type":"RESIZE","cols":100,"rows":30}` + "\n")},
 		{id: "daemon/frame-oversized", format: FormatDaemon, gz: true, data: []byte(`{"type":"INPUT","data":"` + mib(10<<20, "a") + `"}` + "\n"),
 			note: "a request line over 10 MiB is refused with an answer, and the rest is not read"},
+		{id: "daemon/frame-10MiB-exact", format: FormatDaemon, gz: true,
+			data: []byte(`{"type":"INPUT","data":"` + mib(10<<20-len(`{"type":"INPUT","data":""}`), "a") + `"}` + "\n"),
+			note: "a request line of exactly 10 MiB before its newline: the boundary, read whole"},
 		{id: "daemon/not-json", format: FormatDaemon, data: []byte("STOP\n")},
 		{id: "daemon/trailing", format: FormatDaemon, data: []byte(`{"type":"STOP"} x` + "\n")},
 		{id: "daemon/depth", format: FormatDaemon, data: []byte(`{"type":"STOP","x":` + mib(40, "[") + mib(40, "]") + "}\n")},
@@ -169,6 +177,15 @@ func ownCases(t *testing.T) []own {
 		{id: "daemon/resize-zero", format: FormatDaemon, data: []byte(`{"type":"RESIZE","cols":0,"rows":30}` + "\n")},
 		{id: "daemon/wait-two-modes", format: FormatDaemon, data: []byte(`{"type":"WAIT","settled":true,"activity":true}` + "\n")},
 	}
+}
+
+// lineOf is a valid control observation line of exactly n bytes before
+// its LF: whitespace (which control/v1 accepts) pads it, so no string or
+// budget limit is reached.
+func lineOf(n int) []byte {
+	l := obs(`{"text":"x"}`)
+	pad := n - (len(l) - 1)
+	return append(append([]byte(`{"protocol":"termverify.control/v1",`), bytes.Repeat([]byte(" "), pad)...), l[len(`{"protocol":"termverify.control/v1",`):]...)
 }
 
 // manyRecords is a valid transcript of exactly n records: finished's
