@@ -45,7 +45,7 @@ subcommands are its clients.`,
 	// interminai's are, flag errors included.
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return termFail(cmd, err) })
 	c.AddCommand(newTermStartCmd(), newTermInputCmd(), newTermOutputCmd(), newTermStatusCmd(),
-		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermDebugCmd(), newTermReceiptsCmd(), newTermStopCmd())
+		newTermWaitCmd(), newTermKillCmd(), newTermResizeCmd(), newTermDebugCmd(), newTermReceiptsCmd(), newTermStopCmd(), newTermMCPCmd())
 	return c
 }
 

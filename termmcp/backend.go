@@ -1,0 +1,197 @@
+package termmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/term"
+	"github.com/termverify/termverify-sandbox/vt"
+)
+
+// Bounds of what a backend does on its own.
+const (
+	// inputWait bounds writing one input: a program that does not read
+	// its terminal fails the call rather than hold it.
+	inputWait = 10 * time.Second
+	// stopWait bounds a stop's escalation (SIGTERM, SIGHUP, the kill).
+	stopWait = 15 * time.Second
+)
+
+// backend is one session's terminal: a daemon of this process's own, or
+// one at a socket. Both answer interminai's requests with its replies, so
+// that a tool reads one shape whichever it is.
+type backend interface {
+	// call carries out req. An error reply comes back as an error.
+	call(ctx context.Context, req interminai.Request) (interminai.Reply, error)
+	// modes is the program's terminal modes, for encoding keys; ok is
+	// false when the backend cannot know them (a daemon at a socket:
+	// the protocol does not carry them).
+	modes() (m vt.Modes, ok bool)
+	// release lets go of the backend once the session is over; a local
+	// daemon is stopped and closed first.
+	release(ctx context.Context) error
+}
+
+// local is a daemon of this process's own.
+type local struct{ d *term.Daemon }
+
+func (l local) modes() (vt.Modes, bool) { return l.d.Modes(), true }
+
+func (l local) release(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	return errors.Join(l.d.Stop(ctx), l.d.Close())
+}
+
+func (l local) call(ctx context.Context, req interminai.Request) (interminai.Reply, error) {
+	data, err := l.do(ctx, req)
+	if err != nil {
+		return interminai.Reply{}, err
+	}
+	return interminai.OK(data)
+}
+
+// do is what the daemon's server does for req, without the socket.
+func (l local) do(ctx context.Context, req interminai.Request) (any, error) {
+	d := l.d
+	switch req := req.(type) {
+	case *interminai.Input:
+		ctx, cancel := context.WithTimeout(ctx, inputWait)
+		defer cancel()
+		return nil, d.Input(ctx, []byte(req.Data))
+	case *interminai.Output:
+		sc := d.Output(outputRange(req), req.Format == interminai.FormatANSI)
+		return interminai.OutputData{
+			Screen: sc.Text,
+			Cursor: interminai.Cursor{Row: sc.Row, Col: sc.Col},
+			Size:   interminai.Size{Rows: sc.Rows, Cols: sc.Cols},
+			From:   sc.From, To: sc.To,
+			ScrollbackAvailable: sc.Scrollback, ScrollbackCapacity: sc.ScrollbackN,
+		}, nil
+	case *interminai.Status:
+		st := d.Status(false)
+		out := interminai.StatusData{Running: st.Running}
+		if !st.Running {
+			out.ExitCode = &st.ExitCode
+		}
+		if rs, err := d.Receipts(); err == nil {
+			out.Sandbox = sandboxOf(rs)
+		}
+		return out, nil
+	case *interminai.Wait:
+		return l.wait(ctx, req)
+	case *interminai.Kill:
+		if err := d.Signal(unix.Signal(req.Signal)); err != nil {
+			return nil, err
+		}
+		return interminai.KillData{SignalSent: interminai.SignalName(req.Signal)}, nil
+	case *interminai.Resize:
+		return nil, d.Resize(req.Size.Cols, req.Size.Rows)
+	case *interminai.Receipts:
+		return d.Receipts()
+	case *interminai.Stop:
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
+		defer cancel()
+		if err := d.Stop(ctx); err != nil {
+			return nil, err
+		}
+		return interminai.StopData{Message: interminai.StopMessage}, nil
+	}
+	return nil, fmt.Errorf("%s is not served to MCP sessions", req.Type())
+}
+
+// wait is WAIT in the modes the tools use; ctx bounds it.
+func (l local) wait(ctx context.Context, req *interminai.Wait) (any, error) {
+	d := l.d
+	switch {
+	case req.Settled:
+		st, err := d.Settle(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := term.SettledData{Settled: st.Running, Exited: !st.Running, Screen: d.Output(term.Range{}, false).Text}
+		if !st.Running {
+			out.ExitCode = &st.ExitCode
+		}
+		return out, nil
+	case req.Contains != "":
+		found, at, err := d.WaitText(ctx, req.Contains, req.Line)
+		if err != nil {
+			return nil, err
+		}
+		out := term.ContainsData{Found: found, Exited: d.Exited(), Screen: d.Output(term.Range{}, false).Text}
+		if found {
+			out.Line = &at
+		}
+		return out, nil
+	}
+	st, err := d.Wait(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return interminai.WaitExitData{ExitCode: st.ExitCode}, nil
+}
+
+// sandboxOf is STATUS's sandbox summary, from the receipts.
+func sandboxOf(rs interminai.ReceiptsData) *interminai.SandboxData {
+	sb := &interminai.SandboxData{Isolation: "os"}
+	for _, r := range rs.Receipts {
+		tier := r.Tier
+		if tier == "" {
+			tier = r.Status
+		}
+		switch r.Constraint {
+		case "filesystem":
+			sb.Filesystem = tier
+		case "network":
+			sb.Network = tier
+		case "terminal":
+			sb.Terminal = tier
+		}
+	}
+	return sb
+}
+
+// outputRange is OUTPUT's range in the daemon's terms.
+func outputRange(req *interminai.Output) term.Range {
+	var r term.Range
+	switch req.From.Kind {
+	case interminai.LineNumber:
+		r.From = req.From.N
+	case interminai.LineOldest:
+		r.Oldest = true
+	}
+	switch req.To.Kind {
+	case interminai.LineNumber:
+		to := req.To.N
+		r.To = &to
+	case interminai.LineOldest:
+		to := math.MinInt
+		r.To = &to
+	}
+	return r
+}
+
+// remote is a daemon `term start` started, at its socket.
+type remote struct{ socket string }
+
+func (r remote) modes() (vt.Modes, bool) { return vt.Modes{}, false }
+
+// release does nothing: the daemon is its starter's, and outlives the
+// session unless terminal_stop stopped it.
+func (r remote) release(context.Context) error { return nil }
+
+func (r remote) call(ctx context.Context, req interminai.Request) (interminai.Reply, error) {
+	rep, err := interminai.Call(ctx, r.socket, req)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ECONNREFUSED):
+		return rep, fmt.Errorf("no daemon answers at %s any more (it was stopped, or died): terminal_stop this session, and terminal_attach a running one", r.socket)
+	}
+	return rep, err
+}
