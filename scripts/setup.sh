@@ -52,3 +52,10 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 go mod download
+
+# term mcp's test with a client that is not Go's: the official TypeScript
+# MCP SDK, pinned in termmcp/testdata/node/package-lock.json, installed in
+# that directory (gitignored). Where node is missing the test skips, saying so.
+if command -v npm >/dev/null && [ ! -f termmcp/testdata/node/node_modules/@modelcontextprotocol/sdk/package.json ]; then
+	(cd termmcp/testdata/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
