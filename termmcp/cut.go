@@ -39,8 +39,8 @@ func cutText(text string, first, limit int) (string, *truncated) {
 	last := lineAfter(first, n-1)
 	next := lineAfter(first, n)
 	c := &truncated{LinesReturned: n, LinesTotal: len(lines), BytesReturned: size, BytesTotal: len(text), LastLine: last, NextFrom: next}
-	c.Note = fmt.Sprintf("[cut: %d of %d lines (%d of %d bytes) returned, lines %d to %d; call terminal_output with from %d (and to, or a smaller range) for the rest.]",
-		n, len(lines), size, len(text), first, last, next)
+	c.Note = fmt.Sprintf("[cut: %d of %d lines (%d of %d bytes) returned, lines %d to %d of %d to %d; call terminal_output with from %d for the next ones (to bounds a page).]",
+		n, len(lines), size, len(text), first, last, first, lineAfter(first, len(lines)-1), next)
 	return strings.Join(lines[:n], ""), c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -155,7 +156,10 @@ func (s *server) start(ctx context.Context, in startIn) (startOut, string, error
 	}
 	d, err := term.Start(context.WithoutCancel(ctx), cfg)
 	if err != nil {
-		return startOut{}, "", fmt.Errorf("%w: check that cwd, write and read are directories you can open", err)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.ENOTDIR) {
+			return startOut{}, "", fmt.Errorf("%w: check that cwd, write and read name directories that exist and you can open", err)
+		}
+		return startOut{}, "", fmt.Errorf("the sandbox did not start: %w", err)
 	}
 	se, err := s.add(local{d}, in.Command, "")
 	if err != nil {
@@ -169,7 +173,13 @@ func (s *server) start(ctx context.Context, in startIn) (startOut, string, error
 		out.Receipts = map[string]string{}
 	}
 	if out.screenOut, err = s.settle(ctx, se, in.TimeoutMS, defaultSettleWait); err != nil {
-		return out, "", err
+		// The session is open all the same: its id must reach the
+		// client, with the screen as it is and why it is not settled.
+		settleErr := err
+		if out.screenOut, err = s.now(ctx, se); err != nil {
+			return out, "", fmt.Errorf("session %s started, but its screen cannot be read: %w; terminal_stop it", se.id, err)
+		}
+		out.Warnings = append(out.Warnings, "the first screen is not a settled one: "+settleErr.Error())
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s: %s (screen resource %s)\n", se.id, strings.Join(in.Command, " "), se.uri())
@@ -397,7 +407,6 @@ func (s *server) output(ctx context.Context, in outputIn) (outputOut, string, er
 	out.Screen, out.Cut = cutText(od.Screen, od.From, limit)
 	if out.Cut != nil {
 		out.To = out.Cut.LastLine
-		out.Cut.Note = fmt.Sprintf("%s; the range asked for ends at line %d.", strings.TrimSuffix(out.Cut.Note, "."), od.To)
 	}
 	var b strings.Builder
 	if in.Cursor {
