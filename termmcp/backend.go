@@ -33,6 +33,9 @@ type backend interface {
 	// false when the backend cannot know them (a daemon at a socket:
 	// the protocol does not carry them).
 	modes() (m vt.Modes, ok bool)
+	// keys types chords, whose bytes in the program's modes are
+	// encoded (encodeKeys checked them all).
+	keys(ctx context.Context, chords [][]string, encoded []byte) error
 	// release lets go of the backend once the session is over; a local
 	// daemon is stopped and closed first.
 	release(ctx context.Context) error
@@ -42,6 +45,12 @@ type backend interface {
 type local struct{ d *term.Daemon }
 
 func (l local) modes() (vt.Modes, bool) { return l.d.Modes(), true }
+
+func (l local) keys(ctx context.Context, _ [][]string, encoded []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, inputWait)
+	defer cancel()
+	return l.d.Input(ctx, encoded)
+}
 
 func (l local) release(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, stopWait)
@@ -182,6 +191,11 @@ func outputRange(req *interminai.Output) term.Range {
 type remote struct{ socket string }
 
 func (r remote) modes() (vt.Modes, bool) { return vt.Modes{}, false }
+
+func (r remote) keys(ctx context.Context, _ [][]string, encoded []byte) error {
+	_, err := r.call(ctx, &interminai.Input{Data: string(encoded)})
+	return err
+}
 
 // release does nothing: the daemon is its starter's, and outlives the
 // session unless terminal_stop stopped it.

@@ -18,8 +18,9 @@ type modesOnly struct {
 func (b modesOnly) call(context.Context, interminai.Request) (interminai.Reply, error) {
 	return interminai.Reply{}, nil
 }
-func (b modesOnly) modes() (vt.Modes, bool)       { return b.m, b.known }
-func (b modesOnly) release(context.Context) error { return nil }
+func (b modesOnly) modes() (vt.Modes, bool)                        { return b.m, b.known }
+func (b modesOnly) keys(context.Context, [][]string, []byte) error { return nil }
+func (b modesOnly) release(context.Context) error                  { return nil }
 
 func TestEncodeKeys(t *testing.T) {
 	for _, tc := range []struct {

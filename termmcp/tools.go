@@ -258,14 +258,20 @@ func (s *server) input(ctx context.Context, in inputIn) (screenOut, string, erro
 	if in.Text == "" && len(in.Keys) == 0 {
 		return screenOut{}, "", errors.New(`nothing to type: give text (e.g. "ihello\\e") or keys (e.g. [["Enter"]])`)
 	}
-	data := []byte(interminai.DecodeText(in.Text))
+	// Every chord is checked before anything is typed.
 	keys, err := encodeKeys(in.Keys, se.b)
 	if err != nil {
 		return screenOut{}, "", err
 	}
-	data = append(data, keys...)
-	if err := callData(ctx, se, &interminai.Input{Data: string(data)}, nil); err != nil {
-		return screenOut{}, "", err
+	if in.Text != "" {
+		if err := callData(ctx, se, &interminai.Input{Data: interminai.DecodeText(in.Text)}, nil); err != nil {
+			return screenOut{}, "", err
+		}
+	}
+	if len(in.Keys) > 0 {
+		if err := se.b.keys(ctx, in.Keys, keys); err != nil {
+			return screenOut{}, "", advise(&interminai.Input{}, err)
+		}
 	}
 	var out screenOut
 	if in.Settle == nil || *in.Settle {
