@@ -74,8 +74,8 @@ type server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	next     int
-	closed   bool           // the client has gone: no new session
-	subs     map[string]int // subscribed resource URIs
+	closed   bool                     // the client has gone: no new session
+	subs     map[string]*subscription // by resource URI
 }
 
 // Serve serves the terminal tools on t until the client goes away (the
@@ -97,7 +97,7 @@ func newServer(opts Options) *server {
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = DefaultMaxOutput
 	}
-	s := &server{opts: opts, sessions: map[string]*session{}, subs: map[string]int{}}
+	s := &server{opts: opts, sessions: map[string]*session{}, subs: map[string]*subscription{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "termverify-sandbox", Title: "termverify-sandbox terminal", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions:       instructions,
@@ -209,29 +209,48 @@ func sessionOfURI(uri string) (string, bool) {
 	return id, true
 }
 
-func (s *server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	id, ok := sessionOfURI(req.Params.URI)
+func (s *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	id, ok := sessionOfURI(uri)
 	if !ok {
-		return mcp.ResourceNotFoundError(req.Params.URI)
+		return mcp.ResourceNotFoundError(uri)
 	}
-	if _, err := s.session(id); err != nil {
-		return mcp.ResourceNotFoundError(req.Params.URI)
+	se, err := s.session(id)
+	if err != nil {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	// The screen now is what a change is a change from: one right after
+	// the subscription is not missed.
+	out, err := s.screen(ctx, se, interminai.FormatASCII)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
-	s.subs[req.Params.URI]++
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if w, ok := s.subs[uri]; ok {
+		w.n++
+		return nil
+	}
+	s.subs[uri] = &subscription{n: 1, screen: out.Screen}
 	return nil
 }
 
 func (s *server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.subs[req.Params.URI] > 1 {
-		s.subs[req.Params.URI]--
+	if w, ok := s.subs[req.Params.URI]; ok && w.n > 1 {
+		w.n--
 	} else {
 		delete(s.subs, req.Params.URI)
 	}
 	return nil
+}
+
+// subscription is a subscribed screen: how many subscribed, and the
+// screen last seen.
+type subscription struct {
+	n      int
+	screen string
 }
 
 // watch sends notifications/resources/updated when a subscribed screen
@@ -239,7 +258,6 @@ func (s *server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) err
 // serves a local and an attached session alike, and takes no activity
 // flag from a client of the daemon's.
 func (s *server) watch(ctx context.Context) {
-	last := map[string]string{}
 	tick := time.NewTicker(screenPoll)
 	defer tick.Stop()
 	for {
@@ -249,34 +267,33 @@ func (s *server) watch(ctx context.Context) {
 		case <-tick.C:
 		}
 		s.mu.Lock()
-		var watched []*session
+		watched := map[string]*session{}
 		for uri := range s.subs {
 			if id, ok := sessionOfURI(uri); ok {
 				if se, ok := s.sessions[id]; ok {
-					watched = append(watched, se)
+					watched[uri] = se
+				} else {
+					delete(s.subs, uri) // its session is gone
 				}
 			}
 		}
 		s.mu.Unlock()
-		seen := map[string]bool{}
-		for _, se := range watched {
-			uri := se.uri()
-			seen[uri] = true
+		for uri, se := range watched {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			out, err := s.screen(cctx, se, interminai.FormatASCII)
 			cancel()
 			if err != nil {
 				continue
 			}
-			prev, had := last[uri]
-			last[uri] = out.Screen
-			if had && prev != out.Screen {
-				_ = s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+			s.mu.Lock()
+			w, ok := s.subs[uri]
+			changed := ok && w.screen != out.Screen
+			if changed {
+				w.screen = out.Screen
 			}
-		}
-		for uri := range last {
-			if !seen[uri] {
-				delete(last, uri)
+			s.mu.Unlock()
+			if changed {
+				_ = s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 			}
 		}
 	}

@@ -206,7 +206,6 @@ func TestTermMCP(t *testing.T) {
 		if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatalf("subscribe %s: %v", uri, err)
 		}
-		time.Sleep(3 * screenPollForTest) // the watcher's first look
 		c.ok("terminal_input", map[string]any{"session": a, "text": `alpha\r`})
 		c.ok("terminal_input", map[string]any{"session": b, "text": `beta\r`})
 		sa := c.ok("terminal_output", map[string]any{"session": a})
@@ -389,6 +388,3 @@ func TestTermMCP(t *testing.T) {
 		c.closeStdin()
 	})
 }
-
-// screenPollForTest is the server's screen poll (termmcp.screenPoll).
-const screenPollForTest = 200 * time.Millisecond
