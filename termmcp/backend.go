@@ -46,10 +46,19 @@ type local struct{ d *term.Daemon }
 
 func (l local) modes() (vt.Modes, bool) { return l.d.Modes(), true }
 
-func (l local) keys(ctx context.Context, _ [][]string, encoded []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, inputWait)
-	defer cancel()
-	return l.d.Input(ctx, encoded)
+// keys sends each chord through the daemon, which encodes it in the
+// program's modes at that moment and, in a recorded session, records it
+// as input.key.
+func (l local) keys(ctx context.Context, chords [][]string, _ []byte) error {
+	for _, chord := range chords {
+		kctx, cancel := context.WithTimeout(ctx, inputWait)
+		err := l.d.Key(kctx, chord)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (l local) release(ctx context.Context) error {

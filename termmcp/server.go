@@ -62,6 +62,9 @@ type session struct {
 	b       backend
 	command []string // the program, for a local one
 	socket  string   // the daemon's, for an attached one
+	// transcript is the file a local session is recorded to, written
+	// when it is released; "": none.
+	transcript string
 }
 
 func (s *session) uri() string { return "terminal://" + s.id + "/screen" }

@@ -91,6 +91,7 @@ type startIn struct {
 	Allow      []string `json:"allow,omitempty" jsonschema:"TCP destinations host:port the program may reach; none: no network at all"`
 	Scrollback *int     `json:"scrollback,omitempty" jsonschema:"scrollback lines kept (default 10000; 0: none)"`
 	TimeoutMS  int      `json:"timeout_ms,omitempty" jsonschema:"how long to wait for the first settled screen (default 10000)"`
+	Transcript string   `json:"transcript,omitempty" jsonschema:"record the session to this host file (relative to cwd) as a termverify.transcript/v1 transcript in run --pty's shape, written whole when the session ends; replay --pty re-runs it"`
 }
 
 type startOut struct {
@@ -98,7 +99,8 @@ type startOut struct {
 	Resource string            `json:"resource" jsonschema:"the URI of the session's screen as a resource"`
 	Receipts map[string]string `json:"receipts" jsonschema:"per constraint, the tier applied (os, delivered) or unsupported"`
 	screenOut
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Transcript string   `json:"transcript,omitempty" jsonschema:"the file the session is recorded to, once it ends"`
 }
 
 // screenOut is a screen after a wait for the program to settle.
@@ -154,6 +156,11 @@ func (s *server) start(ctx context.Context, in startIn) (startOut, string, error
 			cfg.Scrollback = -1 // none, not the default
 		}
 	}
+	if in.Transcript != "" {
+		if cfg.Transcript, err = absDir(cfg.Dir, in.Transcript); err != nil {
+			return startOut{}, "", fmt.Errorf("transcript %q: %w", in.Transcript, err)
+		}
+	}
 	d, err := term.Start(context.WithoutCancel(ctx), cfg)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.ENOTDIR) {
@@ -165,7 +172,8 @@ func (s *server) start(ctx context.Context, in startIn) (startOut, string, error
 	if err != nil {
 		return startOut{}, "", err
 	}
-	out := startOut{Session: se.id, Resource: se.uri(), Warnings: term.Warnings(cfg.Dir, s.opts.Env)}
+	se.transcript = cfg.Transcript
+	out := startOut{Session: se.id, Resource: se.uri(), Warnings: term.Warnings(cfg.Dir, s.opts.Env), Transcript: cfg.Transcript}
 	var rs interminai.ReceiptsData
 	if err := callData(ctx, se, &interminai.Receipts{}, &rs); err == nil {
 		out.Receipts = tiers(rs)
@@ -184,6 +192,9 @@ func (s *server) start(ctx context.Context, in startIn) (startOut, string, error
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session %s: %s (screen resource %s)\n", se.id, strings.Join(in.Command, " "), se.uri())
 	fmt.Fprintf(&b, "Receipts: %s\n", tiersText(out.Receipts))
+	if out.Transcript != "" {
+		fmt.Fprintf(&b, "Recording to %s (written when the session ends)\n", out.Transcript)
+	}
 	for _, w := range out.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
@@ -574,9 +585,10 @@ func (s *server) kill(ctx context.Context, in killIn) (interminai.KillData, stri
 }
 
 type stopOut struct {
-	Session  string `json:"session"`
-	Stopped  bool   `json:"stopped"`
-	ExitCode *int   `json:"exit_code,omitempty" jsonschema:"how the program ended (a session this server started)"`
+	Session    string `json:"session"`
+	Stopped    bool   `json:"stopped"`
+	ExitCode   *int   `json:"exit_code,omitempty" jsonschema:"how the program ended (a session this server started)"`
+	Transcript string `json:"transcript,omitempty" jsonschema:"the session's transcript, written"`
 }
 
 func (s *server) stop(ctx context.Context, in sessionIn) (stopOut, string, error) {
@@ -602,11 +614,15 @@ func (s *server) stop(ctx context.Context, in sessionIn) (stopOut, string, error
 		return out, fmt.Sprintf("Session %s closed; its daemon did not answer the stop: %v", se.id, err), nil
 	}
 	if relErr != nil {
-		return out, "", fmt.Errorf("session %s closed, but its sandbox could not be destroyed cleanly: %w", se.id, relErr)
+		return out, "", fmt.Errorf("session %s closed, but its sandbox could not be destroyed cleanly, or its transcript written: %w", se.id, relErr)
 	}
+	out.Transcript = se.transcript
 	text := fmt.Sprintf("Session %s stopped.", se.id)
 	if out.ExitCode != nil {
 		text = fmt.Sprintf("Session %s stopped; the program's exit code was %d.", se.id, *out.ExitCode)
+	}
+	if out.Transcript != "" {
+		text += " Its transcript is " + out.Transcript + "."
 	}
 	return out, text, nil
 }

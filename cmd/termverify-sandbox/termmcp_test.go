@@ -365,6 +365,36 @@ func TestTermMCP(t *testing.T) {
 		c.closeStdin()
 	})
 
+	t.Run("a session recorded, at its stop and at the client's end", func(t *testing.T) {
+		c := newMCPClient(t, bin, "")
+		work := t.TempDir()
+		a := c.ok("terminal_start", map[string]any{"command": []string{"cat"}, "cwd": work, "transcript": "a.jsonl"})
+		b := c.ok("terminal_start", map[string]any{"command": []string{"cat"}, "cwd": work, "transcript": filepath.Join(work, "b.jsonl")})
+		if a["transcript"] != filepath.Join(work, "a.jsonl") {
+			t.Errorf("transcript %v, want %s", a["transcript"], filepath.Join(work, "a.jsonl"))
+		}
+		for _, st := range []map[string]any{a, b} {
+			c.ok("terminal_input", map[string]any{"session": st["session"], "text": `recorded line\r`, "keys": [][]string{{"Enter"}}})
+		}
+		if stop := c.ok("terminal_stop", map[string]any{"session": a["session"]}); stop["transcript"] != a["transcript"] {
+			t.Errorf("stop: %v", stop)
+		}
+		c.closeStdin() // b is recorded as the server stops it
+		for _, name := range []string{"a.jsonl", "b.jsonl"} {
+			path := filepath.Join(work, name)
+			if _, errOut, status := run(t, exec.Command(bin, "validate", path)); status != 0 {
+				t.Errorf("validate %s: status %d, %s", name, status, errOut)
+			}
+			if body, err := os.ReadFile(path); err != nil || !strings.Contains(string(body), `recorded line\r`) || !strings.Contains(string(body), `"input.key"`) {
+				t.Errorf("%s: %v, no input.text of the line typed or input.key of the Enter:\n%s", name, err, body)
+			}
+			// replay --pty re-runs the agent's session: the same screens.
+			if status, out := replayPTY(t, bin, path, nil, nil, "cat"); status != 0 || !strings.Contains(out, "equivalent") {
+				t.Errorf("replay --pty %s: status %d\n%s", name, status, out)
+			}
+		}
+	})
+
 	t.Run("attach to a daemon term start started", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		d := h.start("--", "cat")
