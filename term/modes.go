@@ -1,12 +1,15 @@
 package term
 
-import "github.com/termverify/termverify-sandbox/vt"
+import (
+	"github.com/termverify/termverify-sandbox/ptydrive"
+	"github.com/termverify/termverify-sandbox/ptyinput"
+)
 
-// Modes is the terminal modes the program has set (cursor keys, keypad,
+// Modes is the input modes the program has set (cursor keys, keypad,
 // mouse, bracketed paste), as the emulator tracks them: what a client
-// encoding a key chord for the program (ptyinput) needs to know.
-func (d *Daemon) Modes() vt.Modes {
+// checking a key chord against the program's terminal (ptyinput) needs.
+func (d *Daemon) Modes() ptyinput.Modes {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.emu.Modes()
+	return ptydrive.ModesOf(d.emu)
 }

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/ptyinput"
 	"github.com/termverify/termverify-sandbox/term"
-	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // Bounds of what a backend does on its own.
@@ -32,7 +32,7 @@ type backend interface {
 	// modes is the program's terminal modes, for encoding keys; ok is
 	// false when the backend cannot know them (a daemon at a socket:
 	// the protocol does not carry them).
-	modes() (m vt.Modes, ok bool)
+	modes() (m ptyinput.Modes, ok bool)
 	// keys types chords, whose bytes in the program's modes are
 	// encoded (encodeKeys checked them all).
 	keys(ctx context.Context, chords [][]string, encoded []byte) error
@@ -44,7 +44,7 @@ type backend interface {
 // local is a daemon of this process's own.
 type local struct{ d *term.Daemon }
 
-func (l local) modes() (vt.Modes, bool) { return l.d.Modes(), true }
+func (l local) modes() (ptyinput.Modes, bool) { return l.d.Modes(), true }
 
 // keys sends each chord through the daemon, which encodes it in the
 // program's modes at that moment and, in a recorded session, records it
@@ -199,7 +199,7 @@ func outputRange(req *interminai.Output) term.Range {
 // remote is a daemon `term start` started, at its socket.
 type remote struct{ socket string }
 
-func (r remote) modes() (vt.Modes, bool) { return vt.Modes{}, false }
+func (r remote) modes() (ptyinput.Modes, bool) { return ptyinput.Modes{}, false }
 
 func (r remote) keys(ctx context.Context, _ [][]string, encoded []byte) error {
 	_, err := r.call(ctx, &interminai.Input{Data: string(encoded)})

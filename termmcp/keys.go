@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/termverify/termverify-sandbox/ptyinput"
-	"github.com/termverify/termverify-sandbox/vt"
 )
 
 // encodeKeys is the bytes the terminal sends for keys, in the program's
@@ -13,8 +12,7 @@ import (
 // Where the backend cannot know the modes (an attached daemon), a chord
 // whose bytes depend on them is refused rather than guessed.
 func encodeKeys(keys [][]string, b backend) ([]byte, error) {
-	m, known := b.modes()
-	modes := ptyModes(m)
+	modes, known := b.modes()
 	var out []byte
 	for i, chord := range keys {
 		enc, err := ptyinput.EncodeKey(chord, modes)
@@ -33,16 +31,4 @@ func encodeKeys(keys [][]string, b backend) ([]byte, error) {
 		out = append(out, enc...)
 	}
 	return out, nil
-}
-
-// ptyModes is the emulator's modes as the key encoder takes them.
-func ptyModes(m vt.Modes) ptyinput.Modes {
-	enc := ptyinput.MouseEncodingLegacy
-	if m.MouseSGR {
-		enc = ptyinput.MouseEncodingSGR
-	}
-	return ptyinput.Modes{
-		AppCursor: m.AppCursor, AppKeypad: m.AppKeypad, BracketedPaste: m.BracketedPaste,
-		Mouse: ptyinput.MouseMode(m.Mouse), MouseEncoding: enc, FocusEvents: m.FocusEvents,
-	}
 }

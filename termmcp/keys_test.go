@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/interminai"
-	"github.com/termverify/termverify-sandbox/vt"
+	"github.com/termverify/termverify-sandbox/ptyinput"
 )
 
 // modesOnly is a backend that only knows (or does not know) its modes.
 type modesOnly struct {
-	m     vt.Modes
+	m     ptyinput.Modes
 	known bool
 }
 
 func (b modesOnly) call(context.Context, interminai.Request) (interminai.Reply, error) {
 	return interminai.Reply{}, nil
 }
-func (b modesOnly) modes() (vt.Modes, bool)                        { return b.m, b.known }
+func (b modesOnly) modes() (ptyinput.Modes, bool)                  { return b.m, b.known }
 func (b modesOnly) keys(context.Context, [][]string, []byte) error { return nil }
 func (b modesOnly) release(context.Context) error                  { return nil }
 
@@ -31,7 +31,7 @@ func TestEncodeKeys(t *testing.T) {
 		wantErr string
 	}{
 		{"normal cursor keys", modesOnly{known: true}, [][]string{{"ArrowUp"}, {"Enter"}}, "\x1b[A\r", ""},
-		{"application cursor keys", modesOnly{m: vt.Modes{AppCursor: true}, known: true}, [][]string{{"ArrowUp"}}, "\x1bOA", ""},
+		{"application cursor keys", modesOnly{m: ptyinput.Modes{AppCursor: true}, known: true}, [][]string{{"ArrowUp"}}, "\x1bOA", ""},
 		{"control", modesOnly{known: true}, [][]string{{"Control", "c"}}, "\x03", ""},
 		{"a bad chord sends nothing", modesOnly{known: true}, [][]string{{"Enter"}, {"c", "Control"}}, "", "nothing was typed"},
 		{"modes unknown, a key they do not change", modesOnly{}, [][]string{{"Escape"}, {"Control", "d"}}, "\x1b\x04", ""},
