@@ -57,5 +57,8 @@ go mod download
 # MCP SDK, pinned in termmcp/testdata/node/package-lock.json, installed in
 # that directory (gitignored). Where node is missing the test skips, saying so.
 if command -v npm >/dev/null && [ ! -f termmcp/testdata/node/node_modules/@modelcontextprotocol/sdk/package.json ]; then
-	(cd termmcp/testdata/node && npm ci --no-audit --no-fund --loglevel=error)
+	# A registry that cannot be reached costs that one test (it skips,
+	# naming the missing package), not the whole suite.
+	(cd termmcp/testdata/node && npm ci --no-audit --no-fund --loglevel=error) ||
+		echo "setup: npm ci in termmcp/testdata/node failed: TestTermMCPNode will skip" >&2
 fi
