@@ -50,11 +50,14 @@ type directRunner struct {
 	// group is the subject's own process group under a terminal (the
 	// reaper makes it the foreground group: reaper.ModeDirectTerminal),
 	// which the reaper's group no longer holds; 0 without a terminal.
-	group   atomic.Int64
-	killMu  sync.Mutex // a Kill in progress finishes before Destroy removes the cgroup
-	waitErr error
-	state   *os.ProcessState
-	done    chan struct{}
+	group atomic.Int64
+	// reaperGone: the reaper has exited (endGroups), so a group stored
+	// after it is killed by whoever stores it.
+	reaperGone atomic.Bool
+	killMu     sync.Mutex // a Kill in progress finishes before Destroy removes the cgroup
+	waitErr    error
+	state      *os.ProcessState
+	done       chan struct{}
 }
 
 func (sb *Sandbox) startDirect(c *cleanup) error {
@@ -160,6 +163,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 		// Owned by the Sandbox: its Wait (in Destroy, or in Start's
 		// release on failure) waits on done.
 		defer close(d.done)
+		d.endGroups(cmd.Process.Pid)
 		d.waitErr = cmd.Wait()
 		d.state = cmd.ProcessState
 	}()
@@ -250,8 +254,14 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	})
 	if tty != nil && sb.evidence.SubjectPID > 0 {
 		// The subject leads its own group (setpgid before its exec, so
-		// by "started" it does).
+		// by "started" it does). A reaper that died before this store
+		// found no group to kill (endGroups): it is killed here instead.
 		d.group.Store(int64(sb.evidence.SubjectPID))
+		if d.reaperGone.Load() {
+			if g := int(d.group.Swap(0)); g > 0 {
+				_ = unix.Kill(-g, unix.SIGKILL)
+			}
+		}
 	}
 	return err
 }
@@ -630,15 +640,47 @@ func (d *directRunner) kill() error {
 	if d.cgPaths != nil {
 		err = emptyCgroup(d.cgPaths, 2*time.Second)
 	}
-	_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
-	if g := int(d.group.Load()); g > 0 {
-		// Under a terminal the subject's group is its own: a subject
-		// that killed its reaper (same uid) and ignores the hangup is
-		// still there where no cgroup was made.
-		_ = unix.Kill(-g, unix.SIGKILL)
+	select {
+	case <-d.done:
+		// Reaped: its groups were killed while it was a zombie
+		// (endGroups), and their numbers may be someone else's now.
+	default:
+		// Hung: not reaped, so its pid, and its group's number, are
+		// still its own.
+		_ = unix.Kill(-d.cmd.Process.Pid, unix.SIGKILL)
 	}
 	return err
 }
+
+// endGroups waits for the reaper to exit without reaping it, then kills
+// its process group and, under a terminal, the subject's own: a subject
+// that killed its reaper (same uid) and ignores the hangup is still there
+// where no cgroup was made. While the reaper is an unreaped zombie its pid
+// is taken, so its group's number cannot have been given to another
+// session; the subject's group number is forgotten once the reaper has
+// reported the subject's end (subjectEnded), after which it may be
+// reused. Killing a group by number after the reap would kill whatever
+// host process leads a group of that number by then
+// (TestDirectKillSparesReusedGroups).
+func (d *directRunner) endGroups(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	_ = unix.Kill(-pid, unix.SIGKILL)
+	d.reaperGone.Store(true) // before the swap: see startDirect's store
+	if g := int(d.group.Swap(0)); g > 0 {
+		_ = unix.Kill(-g, unix.SIGKILL)
+	}
+}
+
+// subjectEnded is told that the reaper reported the subject's end, which
+// it reports only once it has killed every descendant: the subject's
+// group is empty, and its number is no longer ours to kill.
+func (d *directRunner) subjectEnded() { d.group.Store(0) }
 
 // emptyCgroup SIGKILLs the processes listed in cgroup.procs of every
 // hierarchy in paths until all are empty or timeout passes. (The fs

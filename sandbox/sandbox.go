@@ -430,6 +430,9 @@ func (sb *Sandbox) wait() (Exit, error) {
 			reported = true
 		}
 	}
+	if d, ok := sb.run.(*directRunner); ok && reported {
+		d.subjectEnded()
+	}
 	st, err := sb.run.wait()
 	sb.mark("exited")
 	if !reported {
