@@ -5,10 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/reaper"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/sandbox"
 )
@@ -217,6 +221,29 @@ func TestTermRecord(t *testing.T) {
 		}
 	})
 
+	// The sandbox's init killed from the host: the program's end is not
+	// observed (the exit Wait gives is made up), so the transcript fails
+	// exit-unknown as run --pty's does, never run.finished with a guess.
+	t.Run("init lost", func(t *testing.T) {
+		h := newTermHarness(t, bin, "")
+		src := filepath.Join(h.tmp, "session.jsonl")
+		d := h.start("--transcript", src, "--", "cat")
+		h.mustRun("wait", "--socket", d.socket, "--settled")
+		init := childRunning(t, d.pid, reaper.Arg)
+		if err := unix.Kill(init, unix.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		h.run("wait", "--socket", d.socket, "--quiet")
+		h.mustRun("stop", "--socket", d.socket)
+		waitGone(t, d.pid)
+		validateOK(t, bin, src)
+		b, _ := os.ReadFile(src)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, `"run.failed"`) || !strings.Contains(last, `"failure":"exit-unknown"`) {
+			t.Errorf("the init killed: want run.failed exit-unknown last, got %s", last)
+		}
+	})
+
 	t.Run("killed", func(t *testing.T) {
 		h := newTermHarness(t, bin, "")
 		src := h.record(recSession{argv: bash, steps: []recStep{
@@ -324,4 +351,29 @@ func TestTermRecord(t *testing.T) {
 			t.Errorf("the directory of the transcript holds %v (%v), want nothing", entries, err)
 		}
 	})
+}
+
+// childRunning is the pid of parent's child whose command line holds
+// arg (the sandbox's init, the reaper, is the daemon's child).
+func childRunning(t *testing.T, parent int, arg string) int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
+			continue
+		}
+		dir := filepath.Dir(st)
+		if cl, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && bytes.Contains(cl, []byte(arg)) {
+			pid, _ := strconv.Atoi(filepath.Base(dir))
+			return pid
+		}
+	}
+	t.Fatalf("no child of %d runs with %s", parent, arg)
+	return 0
 }
