@@ -57,7 +57,7 @@ func (a CommandAdapter) Run(ctx context.Context, sc Scenario, out string) error 
 		args = append(args, "--pty")
 	}
 	args = append(append(args, "--"), sc.Subject...)
-	cmd := exec.CommandContext(ctx, a.Argv[0], args...)
+	cmd := outsideCommand(ctx, a.Argv[0], args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &limited{w: &stderr, n: 16 << 10}
 	err := cmd.Run()

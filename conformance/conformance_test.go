@@ -133,10 +133,21 @@ func TestHangingValidator(t *testing.T) {
 			one.Manifest.Cases = append(one.Manifest.Cases, cs)
 		}
 	}
-	hang := Command{Argv: []string{"/bin/sh", "-c", `exec sleep 30`, "hang"}}
+	// Not exec: the shell's child sleep holds the output pipes, which
+	// exec.CommandContext alone would wait for, so the case's timeout
+	// must kill the validator's whole process group.
+	const marker = "29.987"
+	hang := Command{Argv: []string{"/bin/sh", "-c", `sleep ` + marker + `; exit 0`, "hang"}}
+	begin := time.Now()
 	s, err := Run(context.Background(), one, Options{Validator: hang, Work: workDir(t), CaseTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if took := time.Since(begin); took > 15*time.Second {
+		t.Errorf("two cases of a hanging validator took %v: the case timeout does not bound a validator whose child holds its pipes", took)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("the hanging validator's child survived its case: %v", left)
 	}
 	if s.Total != 2 || s.Failed != 2 {
 		t.Fatalf("summary %s", s.Encode())
@@ -211,4 +222,16 @@ func TestDifferencesMarked(t *testing.T) {
 	if n == 0 {
 		t.Error("no case marks a deliberate difference from upstream")
 	}
+}
+
+// processesWith lists the pids whose command line holds arg.
+func processesWith(arg string) []string {
+	var out []string
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		if b, err := os.ReadFile(c); err == nil && strings.Contains(string(b), arg) {
+			out = append(out, filepath.Base(filepath.Dir(c)))
+		}
+	}
+	return out
 }

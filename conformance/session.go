@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -49,7 +48,7 @@ func (d CommandDaemon) Start(ctx context.Context, socket string, program []strin
 		return nil, errors.New("daemon: empty command")
 	}
 	args := append(append([]string{}, d.Argv[1:]...), "--socket", socket, "--")
-	cmd := exec.CommandContext(ctx, d.Argv[0], append(args, program...)...)
+	cmd := outsideCommand(ctx, d.Argv[0], append(args, program...)...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &limited{w: &stderr, n: 16 << 10}

@@ -125,7 +125,7 @@ func (c Command) Validate(ctx context.Context, format string, _ []byte, path str
 	if len(c.Argv) == 0 {
 		return Verdict{}, errors.New("validator: empty command")
 	}
-	cmd := exec.CommandContext(ctx, c.Argv[0], append(append([]string{}, c.Argv[1:]...), format, path)...)
+	cmd := outsideCommand(ctx, c.Argv[0], append(append([]string{}, c.Argv[1:]...), format, path)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limited{w: &stdout, n: 64 << 10}, &limited{w: &stderr, n: 64 << 10}
 	err := cmd.Run()
