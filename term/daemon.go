@@ -216,6 +216,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return nil, err
 		}
 		d.rec.d = d
+		if iso == sandbox.IsolationNone {
+			// Refused before the program runs on the host at all.
+			err := d.rec.refuseDowngraded(spec)
+			d.dump.discard()
+			return nil, err
+		}
 	}
 	fail := func(err error) (*Daemon, error) {
 		d.dump.discard()

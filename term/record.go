@@ -209,17 +209,45 @@ func setEnv(env []string, set map[string]string) []string {
 // run.unsupported and is returned: the session is not started.
 func (r *recorder) begin(spec sandbox.Spec) error {
 	d := r.d
-	a := d.box.Applied()
-	c := r.cfg
-	fs, nw := ptyrecord.Mechanisms(a.Filesystem, a.Network, c.Network.Mode)
-	term := ptyrecord.TerminalMechanism(d.console != nil, a)
 	if d.isolation == sandbox.IsolationNone {
-		// isolation auto's downgrade: a host pty, on the host's devpts
-		// (docs/TERM.md), is not the sandbox's own terminal that run
-		// --pty's os receipt names, whatever its size.
-		term = receipts.Mechanism{Tier: receipts.None, Reason: "isolation auto ran the program without the sandbox, on a host pty"}
+		// Start refuses first (refuseDowngraded); never negotiate a
+		// host pty as run --pty's terminal.
+		return errors.New("the session cannot be recorded without the sandbox")
 	}
-	out := receipts.Negotiate(negotiation(c, spec.Dir, fs, nw, term))
+	a := d.box.Applied()
+	fs, nw := ptyrecord.Mechanisms(a.Filesystem, a.Network, r.cfg.Network.Mode)
+	if err := r.negotiate(spec, fs, nw, ptyrecord.TerminalMechanism(d.console != nil, a)); err != nil {
+		return err
+	}
+	go r.closeEpoch(r.closed, false)
+	return nil
+}
+
+// refuseDowngraded records, before anything starts, why a session under
+// isolation auto's downgrade cannot be recorded: its host pty, on the
+// host's devpts (docs/TERM.md), is not the sandbox's own terminal that
+// run --pty's os receipt names, whatever its size, and nothing confines
+// its files or network. The transcript ends run.unsupported, is
+// committed, and the error is the start's: the program never runs.
+func (r *recorder) refuseDowngraded(spec sandbox.Spec) error {
+	none := sandbox.Confinement{Reason: "isolation-none"}
+	fs, nw := ptyrecord.Mechanisms(none, none, r.cfg.Network.Mode)
+	term := receipts.Mechanism{Tier: receipts.None, Reason: "isolation auto would run the program without the sandbox, on a host pty"}
+	err := r.negotiate(spec, fs, nw, term)
+	if err == nil {
+		err = errors.New("the session cannot be recorded without the sandbox")
+	}
+	if cerr := r.commit(); cerr != nil {
+		return fmt.Errorf("%w (and %v)", err, cerr)
+	}
+	return err
+}
+
+// negotiate writes the seven receipts as run --pty negotiates them from
+// the mechanisms given; a refusal ends the transcript run.unsupported and
+// is returned.
+func (r *recorder) negotiate(spec sandbox.Spec, fs, nw, term receipts.Mechanism) error {
+	out := receipts.Negotiate(negotiation(r.cfg, spec.Dir, fs, nw, term))
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.outcome = out
@@ -235,7 +263,6 @@ func (r *recorder) begin(spec sandbox.Spec) error {
 		close(r.closed)
 		return fmt.Errorf("the session cannot be recorded as run --pty would record it: %s", ref.Message)
 	}
-	go r.closeEpoch(r.closed, false)
 	return nil
 }
 

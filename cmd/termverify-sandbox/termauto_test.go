@@ -160,11 +160,16 @@ func TestTermIsolation(t *testing.T) {
 	t.Run("no transcript", func(t *testing.T) {
 		// A recorded session's receipts are run --pty's: without the
 		// sandbox its negotiation refuses, and the transcript says so
-		// (run.unsupported), never a host pty recorded as os.
+		// (run.unsupported), never a host pty recorded as os; and it is
+		// refused before the program runs on the host at all.
 		h := newTermHarness(t, bin, "")
 		withoutNamespaces(t, h)
 		rec := filepath.Join(t.TempDir(), "session.jsonl")
-		_, errOut, status := h.run("start", "--state-dir", h.state, "--isolation", "auto", "--transcript", rec, "--", "cat")
+		ran := filepath.Join(publicTempDir(t, 0o777), "ran")
+		_, errOut, status := h.run("start", "--state-dir", h.state, "--isolation", "auto", "--transcript", rec, "--", "/bin/sh", "-c", "touch "+ran+"; exec cat")
+		if _, err := os.Lstat(ran); err == nil {
+			t.Errorf("the program ran on the host before the recording was refused (%s exists)", ran)
+		}
 		if status != 1 || !strings.Contains(errOut, "cannot be recorded as run --pty would record it") {
 			t.Errorf("start --transcript without namespaces: %d %q", status, errOut)
 		}
