@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 )
 
 // TestDirectConsole: Spec.Terminal under isolation none gives the subject
@@ -156,25 +157,13 @@ echo again; read line; echo "not interrupted"`)
 	// Nothing holds the pty any more: the kernel has released it.
 	name := fmt.Sprintf("/dev/pts/%d", ptn)
 	deadline := time.Now().Add(2 * time.Second)
-	for holders := ptyHolders(name); len(holders) > 0; holders = ptyHolders(name) {
+	for holders := ptytest.Holders(ptn); len(holders) > 0; holders = ptytest.Holders(ptn) {
 		if time.Now().After(deadline) {
 			t.Errorf("%s still open after Destroy: %v", name, holders)
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// ptyHolders lists the /proc/PID/fd/N that link to name.
-func ptyHolders(name string) []string {
-	var out []string
-	links, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	for _, l := range links {
-		if to, err := os.Readlink(l); err == nil && to == name {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // checkDirectConsoleWithoutCgroup: a subject on isolation none's

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/termverify/termverify-sandbox/internal/ptytest"
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -274,7 +276,8 @@ func TestTermIsolation(t *testing.T) {
 		if left := sandboxtest.CgroupsOf(cg[1]); len(left) > 0 {
 			t.Errorf("cgroups left after stop: %v", left)
 		}
-		if holders := ptyHolders(tty[1]); len(holders) > 0 {
+		n, _ := strconv.Atoi(strings.TrimPrefix(tty[1], "/dev/pts/"))
+		if holders := ptyHolders(uint32(n)); len(holders) > 0 {
 			t.Errorf("%s still open after stop: %v", tty[1], holders)
 		}
 		if ents, _ := os.ReadDir(h.state); len(ents) > 0 {
@@ -355,18 +358,12 @@ func TestTermIsolationUnprivileged(t *testing.T) {
 	}
 }
 
-// ptyHolders lists the /proc/PID/fd/N that link to name, waiting up to a
-// second for them to go.
-func ptyHolders(name string) []string {
+// ptyHolders is ptytest.Holders(n), waiting up to a second for the
+// holders to go.
+func ptyHolders(n uint32) []string {
 	deadline := time.Now().Add(time.Second)
 	for {
-		var out []string
-		links, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-		for _, l := range links {
-			if to, err := os.Readlink(l); err == nil && to == name {
-				out = append(out, l)
-			}
-		}
+		out := ptytest.Holders(n)
 		if len(out) == 0 || time.Now().After(deadline) {
 			return out
 		}

@@ -126,3 +126,28 @@ func Start(t testing.TB, slave *os.File, env []string, argv ...string) *exec.Cmd
 	})
 	return cmd
 }
+
+// Holders lists the /proc/PID/fd/N of every process that holds host pty
+// number n open: its slave (a link to /dev/pts/n) or its master (a link
+// to /dev/ptmx whose fdinfo says tty-index n). A leaked master reads as
+// /dev/ptmx, so a check of the slave's name alone cannot see it.
+func Holders(n uint32) []string {
+	slave := fmt.Sprintf("/dev/pts/%d", n)
+	index := fmt.Sprintf("tty-index:\t%d\n", n)
+	var out []string
+	links, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, l := range links {
+		to, err := os.Readlink(l)
+		switch {
+		case err != nil:
+		case to == slave:
+			out = append(out, l)
+		case to == "/dev/ptmx" || to == "/dev/pts/ptmx":
+			info, err := os.ReadFile(strings.Replace(l, "/fd/", "/fdinfo/", 1))
+			if err == nil && strings.Contains(string(info), index) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}

@@ -1,9 +1,15 @@
 package ptytest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLookPath: a program is looked up in the PATH it is given, never in
@@ -63,5 +69,30 @@ func TestCommandKeepsName(t *testing.T) {
 	out, err := cmd.Output()
 	if err != nil || string(out) != "sh\n" {
 		t.Fatalf("output %q, %v; want \"sh\"", out, err)
+	}
+}
+
+// TestHolders: both ends of an open pty are found, the master by its
+// fdinfo's tty-index, and neither once closed.
+func TestHolders(t *testing.T) {
+	m, s := Open(t, 80, 24)
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := fmt.Sprintf("/proc/%d/fd/", os.Getpid())
+	want := []string{self + strconv.Itoa(int(m.Fd())), self + strconv.Itoa(int(s.Fd()))}
+	got := Holders(n)
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("Holders(%d) = %v, missing %s", n, got, w)
+		}
+	}
+	m.Close()
+	s.Close()
+	for _, l := range Holders(n) {
+		if strings.HasPrefix(l, self) {
+			t.Errorf("still held after close: %s", l)
+		}
 	}
 }
