@@ -16,7 +16,6 @@ import (
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/ptydrive"
 	"github.com/termverify/termverify-sandbox/ptyinput"
-	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/transcript"
 	"github.com/termverify/termverify-sandbox/vt"
 )
@@ -85,17 +84,6 @@ func (e *NoFramesError) Error() string {
 		"there is no screen to export (a PTY-mode transcript, or a control/v1 subject that reports frames, can be exported)", e.Observations)
 }
 
-// IsPTY reports whether t was recorded in PTY mode: its terminal receipt
-// is os by the sandbox's pty (as replay decides).
-func IsPTY(t *transcript.Transcript) bool {
-	for _, r := range t.Receipts() {
-		if r.Constraint == receipts.Terminal && r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY {
-			return true
-		}
-	}
-	return false
-}
-
 // Build turns t into a recording. A PTY-mode transcript gives its
 // terminal stream; a control/v1 one its frames as redraws, or a
 // *NoFramesError when it has none.
@@ -119,7 +107,7 @@ func Build(t *transcript.Transcript, o Options) (*Cast, error) {
 	c := &Cast{Header: Header{Version: o.Version, Columns: cfg.Terminal.Columns, Rows: cfg.Terminal.Rows, Term: Term, Title: t.RunID}}
 	b := builder{cast: c, version: o.Version, pace: o.Pace.Microseconds(), cols: cfg.Terminal.Columns, rows: cfg.Terminal.Rows}
 	var err error
-	if IsPTY(t) {
+	if t.PTYMode() {
 		err = b.pty(t)
 	} else {
 		err = b.control(t)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/termverify/termverify-sandbox/receipts"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -88,7 +87,7 @@ func (e *InputsError) Error() string {
 // roots, isolation, limits, deadlines, the subject's argv and the paths.
 func Request(src *transcript.Transcript, o Options) (supervisor.Request, error) {
 	var req supervisor.Request
-	if recorded := recordedMode(src); recorded != o.Mode {
+	if recorded := modeOf(src); recorded != o.Mode {
 		return req, &ModeError{Recorded: recorded}
 	}
 	kinds := o.Mode.InputKinds()
@@ -113,13 +112,10 @@ func Request(src *transcript.Transcript, o Options) (supervisor.Request, error) 
 	return req, nil
 }
 
-// recordedMode is the mode the source was recorded in: PTY when its
-// terminal receipt is os by the sandbox's pty.
-func recordedMode(t *transcript.Transcript) supervisor.Mode {
-	for _, r := range t.Receipts() {
-		if r.Constraint == receipts.Terminal && r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY {
-			return supervisor.ModePTY
-		}
+// modeOf is the mode src was recorded in.
+func modeOf(src *transcript.Transcript) supervisor.Mode {
+	if src.PTYMode() {
+		return supervisor.ModePTY
 	}
 	return supervisor.ModeControl
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/termverify/termverify-sandbox/asciicast"
 	"github.com/termverify/termverify-sandbox/compare"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/termsafe"
@@ -162,7 +161,7 @@ func newRunView(i int, r Run) runView {
 	t := r.Transcript
 	v := runView{ID: fmt.Sprintf("run-%d", i+1), File: termsafe.String(r.Name), RunID: termsafe.String(t.RunID),
 		Mode: "control/v1", Records: len(t.Records)}
-	pty := asciicast.IsPTY(t)
+	pty := t.PTYMode()
 	if pty {
 		v.Mode = "PTY"
 	}

@@ -52,6 +52,19 @@ func (t *Transcript) Receipts() []Receipt {
 	return out
 }
 
+// PTYMode reports whether t was recorded in PTY mode (run --pty, or a
+// recorded term session): its terminal receipt is the os tier's
+// sandbox-devpts-pty, which only that mode records. replay picks its mode
+// by it; export and report read the terminal stream by it.
+func (t *Transcript) PTYMode() bool {
+	for _, r := range t.Receipts() {
+		if r.Constraint == receipts.Terminal && r.Tier == receipts.OS && r.Mechanism == receipts.MechanismPTY {
+			return true
+		}
+	}
+	return false
+}
+
 // Report returns the audit view of t's receipts (the receipts command),
 // each applied one with its effective value as canonical JSON text.
 func (t *Transcript) Report() (receipts.Report, error) {
