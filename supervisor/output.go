@@ -50,6 +50,18 @@ func newOutput(dst *outDir, f *safeout.File) *output {
 
 func (o *output) Write(p []byte) (int, error) { return o.buf.Write(p) }
 
+// sync writes out the buffer and fsyncs the file, still unnamed, so that
+// the fsync can run while the sandbox is removed; commit then names it.
+func (o *output) sync() error {
+	if err := o.buf.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", o.path(), err)
+	}
+	if o.file == nil {
+		return nil
+	}
+	return o.file.Sync()
+}
+
 // commit makes the transcript visible, complete, at its path.
 func (o *output) commit() error {
 	if err := o.buf.Flush(); err != nil {

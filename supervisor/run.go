@@ -52,7 +52,8 @@ func Run(ctx context.Context, req Request) (Result, error) {
 }
 
 // run carries the plan out: the outputs, then launch, handshake and
-// epochs (drive), the teardown, and the commit.
+// epochs (drive), the teardown with the ending's record (settle), and the
+// commit.
 func (p *plan) run(ctx context.Context) (Result, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, p.Deadlines.Run, errRunDeadline)
 	defer cancel()
@@ -77,9 +78,8 @@ func (p *plan) run(ctx context.Context) (Result, error) {
 	defer st.close()
 	ev.mark("prepare")
 
-	end := p.drive(ctx, st, rec, ev)
-	st.finish(p, ev)
-	return p.commit(rec, end, ev, o)
+	box, end := p.drive(ctx, st, rec, ev)
+	return p.settle(box, end, st, rec, ev, o)
 }
 
 // sweep removes what a supervisor that was SIGKILLed left behind: state
@@ -138,41 +138,62 @@ func (o *outputs) close() {
 }
 
 // drive launches the subject and runs its session, the handshake and the
-// epochs, to the first ending; whatever runs in the sandbox is torn down
-// before it returns.
-func (p *plan) drive(ctx context.Context, st streams, rec *recorder, ev *evidence) *ending {
+// epochs, to the first ending. It returns the sandbox (nil if none was
+// started), whose teardown is the caller's (settle): whatever runs in it
+// still runs.
+func (p *plan) drive(ctx context.Context, st streams, rec *recorder, ev *evidence) (*sandbox.Sandbox, *ending) {
 	l, box, end := launch(ctx, p, st.child(), rec, ev)
 	st.closeChild()
-	defer teardown(box, ev)
 	if end != nil {
-		return end
+		return box, end
 	}
 	rec.outcome = l.outcome
 	c, end := p.adapter.connect(ctx, p, box, st, rec)
 	if end != nil {
-		return end
+		return box, end
 	}
 	s := newSession(rec, box, c, &p.Request)
 	defer s.close()
 	end = s.handshake(ctx)
 	ev.mark("handshake")
 	if end != nil {
-		return end
+		return box, end
 	}
 	end = s.runEpochs(ctx, p.Inputs)
 	ev.mark("epochs")
-	return end
+	return box, end
 }
 
-// commit records the ending and puts the outputs in place. The
-// transcript's commit is the run's last step: every other output is in
-// place before it, so a transcript at its path means the whole run
-// succeeded, and an error from Run means this run put none there.
-func (p *plan) commit(rec *recorder, end *ending, ev *evidence, o *outputs) (Result, error) {
+// settle ends the run's sandbox and records the ending, side by side: the
+// tree is killed first (nothing of the subject runs from then on), then
+// the sandbox's removal (its cgroup, state and id claim: Destroy) runs
+// while the stderr drain ends, the terminal record is written and the
+// transcript, still unnamed, is fsynced. The transcript depends on none
+// of the removal; the evidence does (the teardown error), so it is
+// written once both are done, and the transcript is named last (commit),
+// as before. The removal is complete before settle returns, failed or not.
+func (p *plan) settle(box *sandbox.Sandbox, end *ending, st streams, rec *recorder, ev *evidence, o *outputs) (Result, error) {
+	removed := teardown(box, ev)
+	st.finish(p, ev)
 	res, err := rec.finish(end)
+	if err == nil {
+		err = o.out.sync()
+	}
+	if terr := <-removed; terr != nil {
+		ev.TeardownError = terr.Error()
+	}
+	ev.mark("teardown")
 	if err != nil {
 		return Result{Sandboxes: ev.sandboxes}, err
 	}
+	return p.commit(res, ev, o)
+}
+
+// commit puts the outputs in place, the ending recorded (settle). The
+// transcript's commit is the run's last step: every other output is in
+// place before it, so a transcript at its path means the whole run
+// succeeded, and an error from Run means this run put none there.
+func (p *plan) commit(res Result, ev *evidence, o *outputs) (Result, error) {
 	ev.mark("record")
 	res.Downgrades, res.Sandboxes = ev.Downgrades, ev.sandboxes
 	if p.EvidencePath != "" {
@@ -187,18 +208,21 @@ func (p *plan) commit(rec *recorder, end *ending, ev *evidence, o *outputs) (Res
 	return res, nil
 }
 
-// teardown kills whatever still runs in the sandbox and removes every
-// trace of it, after reading what the auditor's evidence needs.
-func teardown(box *sandbox.Sandbox, ev *evidence) {
+// teardown kills whatever still runs in the sandbox, reads what the
+// auditor's evidence needs, and starts removing every trace of it; the
+// channel gives Destroy's error once the removal is over (at once, nil,
+// without a sandbox). Kill has returned when teardown does: the tree is
+// dead (a direct runner's reaper reaped, its cgroup emptied).
+func teardown(box *sandbox.Sandbox, ev *evidence) <-chan error {
+	removed := make(chan error, 1)
 	if box == nil {
-		return
+		removed <- nil
+		return removed
 	}
 	_ = box.Kill()
 	ev.noteSandbox(box)
-	if err := box.Destroy(); err != nil {
-		ev.TeardownError = err.Error()
-	}
-	ev.mark("teardown")
+	go func() { removed <- box.Destroy() }()
+	return removed
 }
 
 // pipes are the subject's standard streams: three pipes. Our ends of the

@@ -28,6 +28,9 @@ type File struct {
 	dev  uint64 // the file's device and inode, checked before the rename
 	ino  uint64
 	done bool
+	// synced: Sync made the data durable and nothing was written since,
+	// so Commit has no fsync of the file left to do.
+	synced bool
 
 	// beforeRename, when set (tests only), runs once the file has a
 	// temporary name in the directory and before that name is checked
@@ -107,7 +110,25 @@ func (o *File) Path() string { return o.dir.join(o.name) }
 func (o *File) Temp() string { return o.temp }
 
 // Write writes to the file.
-func (o *File) Write(p []byte) (int, error) { return o.f.Write(p) }
+func (o *File) Write(p []byte) (int, error) {
+	o.synced = false
+	return o.f.Write(p)
+}
+
+// Sync fsyncs the file's data now, still unnamed (or under its temporary
+// name), so that a caller can overlap the fsync with other work and
+// Commit then only names the file. A Write after it makes Commit fsync
+// again.
+func (o *File) Sync() error {
+	if o.done {
+		return fmt.Errorf("write %s: already committed or discarded", o.Path())
+	}
+	if err := o.f.Sync(); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", o.Path(), err)
+	}
+	o.synced = true
+	return nil
+}
 
 // Chmod sets the file's exact mode, on the descriptor.
 func (o *File) Chmod(perm os.FileMode) error {
@@ -117,7 +138,8 @@ func (o *File) Chmod(perm os.FileMode) error {
 	return nil
 }
 
-// Commit makes the file visible, complete, under its name: fsync, a link
+// Commit makes the file visible, complete, under its name: fsync (unless
+// Sync did it and nothing was written since), a link
 // to a fresh temporary name (for an O_TMPFILE), a check that the
 // temporary name still holds this file, a rename over the destination,
 // all relative to the directory's descriptor, then an fsync of the
@@ -126,8 +148,10 @@ func (o *File) Commit() error {
 	if o.done {
 		return fmt.Errorf("write %s: already committed or discarded", o.Path())
 	}
-	if err := o.f.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", o.Path(), err)
+	if !o.synced {
+		if err := o.f.Sync(); err != nil {
+			return fmt.Errorf("write %s: fsync: %w", o.Path(), err)
+		}
 	}
 	if o.temp == "" {
 		name, err := o.link()

@@ -296,3 +296,36 @@ func TestOpenRead(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncThenCommit: Sync, done early (while a caller does other work),
+// names nothing, and a write after it still reaches the committed file;
+// after Commit, Sync refuses. (Durability itself is not observable here.)
+func TestSyncThenCommit(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		dir := t.TempDir()
+		d, err := OpenDir(dir)
+		must(t, err)
+		create := d.Create
+		if named {
+			create = d.CreateNamedTemp
+		}
+		f, err := create("out", 0o644)
+		must(t, err)
+		_, err = f.Write([]byte("one\n"))
+		must(t, err)
+		must(t, f.Sync())
+		if _, err := os.Lstat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+			t.Errorf("named=%v: after Sync, out exists (%v): Sync must not put the file in place", named, err)
+		}
+		_, err = f.Write([]byte("two\n"))
+		must(t, err)
+		must(t, f.Commit())
+		if b, err := os.ReadFile(filepath.Join(dir, "out")); err != nil || string(b) != "one\ntwo\n" {
+			t.Errorf("named=%v: committed %q (%v), want both writes", named, b, err)
+		}
+		if f.Sync() == nil {
+			t.Errorf("named=%v: Sync after Commit succeeded", named)
+		}
+		must(t, d.Close())
+	}
+}
