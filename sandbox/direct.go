@@ -77,12 +77,7 @@ func (sb *Sandbox) startDirect(c *cleanup) error {
 	var dirs *cgroupDirs
 	if os.Geteuid() == 0 {
 		cg = makeDirectCgroup(sb.id, s.Limits, s.hook)
-		c.add(func() error {
-			if cg.m != nil {
-				return cg.m.Destroy()
-			}
-			return nil
-		})
+		c.add(cg.remove)
 		if cg.usable() {
 			if dirs, err = openCgroupDirs(cg.paths); err != nil {
 				return stepErr("cgroup", sb.id, err)
@@ -542,9 +537,26 @@ func (sb *Sandbox) verifyDirect(pid int, ids *reaper.IDs, cwd *fileID, done <-ch
 // directCgroup is isolation none's cgroup as makeDirectCgroup left it.
 type directCgroup struct {
 	access cgroupAccess      // which directories the probe found cannot be made
-	m      cgroups.Manager   // the cgroup; nil when none is left to remove
+	m      cgroups.Manager   // cgroup v2: the cgroup; nil when none is left to remove
 	paths  map[string]string // its directories (ours: Destroy empties the manager's)
+	made   bool              // v1: directories of paths may exist, to remove
 	err    error             // making it failed; not to be used
+}
+
+// remove removes the cgroup's directories (it must be empty: the reaper
+// and its tree are gone), once; a start's undo and Destroy's.
+func (g *directCgroup) remove() error {
+	switch {
+	case g.m != nil:
+		m := g.m
+		g.m = nil
+		return m.Destroy()
+	case g.made:
+		g.made = false
+		// RemovePaths retries a busy rmdir, as the manager's Destroy does.
+		return cgroups.RemovePaths(maps.Clone(g.paths))
+	}
+	return nil
 }
 
 // usable: the cgroup was made in every hierarchy, for the reaper to
@@ -582,13 +594,26 @@ func directPaths(paths map[string]string) map[string]string {
 func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *directCgroup {
 	hook(hookDirectCgroup, id)
 	defer hook(hookDirectCgroupEnd, id)
-	all, err := sandboxCgroupPaths(id)
+	all, err := sandboxCgroupPathsIn(id, directHierarchies)
 	if err != nil {
 		return &directCgroup{access: noCgroup(err)}
 	}
 	paths := directPaths(all)
 	g := &directCgroup{access: probeCgroupPaths(paths)}
 	if g.access.any() {
+		return g
+	}
+	if !cgroups.IsCgroup2UnifiedMode() {
+		// v1 (and the hybrid layout's unified directory, which holds no
+		// limit): made and limited here, fd-relative, a few mkdirat and
+		// writes; libcontainer's manager would walk every subsystem it
+		// knows for each step (NewWithPaths, Apply, Set).
+		g.paths, g.made = paths, true
+		if g.err = makeV1Cgroup(paths, l); g.err != nil {
+			if rerr := g.remove(); rerr != nil {
+				g.made = true // the start's undo tries again
+			}
+		}
 		return g
 	}
 	r := &cgroups.Resources{SkipDevices: true}
@@ -618,6 +643,85 @@ func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *direc
 	}
 	g.paths = paths
 	return g
+}
+
+// makeV1Cgroup makes the directories of paths (each our own cgroup's
+// cgroupParent/<id>) and writes l's limits into them: memory (and
+// memory+swap where the kernel accounts swap, so that swap is no way
+// around the limit), pids, and the CPU quota, the files and values
+// libcontainer's fs manager writes for the same Resources. Each step is
+// relative to the directory's descriptor, opened without following a
+// symbolic link.
+func makeV1Cgroup(paths map[string]string, l Limits) error {
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		fd, err := mkdirCgroup(paths[name])
+		if err != nil {
+			return err
+		}
+		err = writeV1Limits(fd, name, paths[name], l)
+		_ = unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mkdirCgroup makes dir, whose parent's parent (our own cgroup) exists,
+// and returns an O_PATH descriptor of it. An existing cgroupParent is
+// the normal case; an existing dir is accepted, as the manager's MkdirAll
+// accepts it (the id is random).
+func mkdirCgroup(dir string) (int, error) {
+	parent := filepath.Dir(dir)
+	base, err := unix.Open(filepath.Dir(parent), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open cgroup %s: %w", filepath.Dir(parent), err)
+	}
+	fd := base
+	for _, name := range []string{filepath.Base(parent), filepath.Base(dir)} {
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			_ = unix.Close(fd)
+			return -1, fmt.Errorf("make cgroup %s: %w", dir, os.NewSyscallError("mkdirat", err))
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		_ = unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("open cgroup %s: %w", dir, os.NewSyscallError("openat", err))
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// writeV1Limits writes hierarchy name's part of l into the cgroup open
+// at fd (path for messages).
+func writeV1Limits(fd int, name, path string, l Limits) error {
+	var files [][2]string
+	switch {
+	case name == "memory" && l.MemoryBytes > 0:
+		v := strconv.FormatInt(l.MemoryBytes, 10)
+		// The memory limit first: memory+swap may never be below it, and
+		// a fresh cgroup's both are unlimited.
+		files = [][2]string{{"memory.limit_in_bytes", v}, {"memory.memsw.limit_in_bytes", v}}
+	case name == "pids" && l.Pids > 0:
+		files = [][2]string{{"pids.max", strconv.FormatInt(l.Pids, 10)}}
+	case name == "cpu" && l.CPUs > 0:
+		files = [][2]string{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(l.CPUs*100000+0.999999), 10)}}
+	}
+	for _, f := range files {
+		wfd, err := unix.Openat(fd, f[0], unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && f[0] == "memory.memsw.limit_in_bytes" {
+			continue // no swap accounting in this kernel: no swap to limit
+		}
+		if err == nil {
+			_, err = unix.Write(wfd, []byte(f[1]))
+			_ = unix.Close(wfd)
+		}
+		if err != nil {
+			return fmt.Errorf("set cgroup %s/%s to %s: %w", path, f[0], f[1], err)
+		}
+	}
+	return nil
 }
 
 func (d *directRunner) signal(sig unix.Signal) error { return d.cmd.Process.Signal(sig) }

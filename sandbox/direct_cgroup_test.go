@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/internal/sandboxtest"
@@ -226,4 +227,68 @@ func killDead(t *testing.T, pid string) {
 		}
 	}
 	t.Errorf("reaper %s not dead", pid)
+}
+
+// TestDirectCgroupLimits: isolation none writes its cgroup v1 files
+// itself (makeV1Cgroup), not through libcontainer's manager, so nothing
+// but this test holds it to the limits asked for: each hierarchy's file,
+// read from the host once the cgroup is made, must hold the Spec's value
+// (memory+swap too where the kernel accounts swap), and the subject must
+// run in it.
+func TestDirectCgroupLimits(t *testing.T) {
+	if cgroups.IsCgroup2UnifiedMode() {
+		t.Skip("cgroup v2 only: the direct runner uses libcontainer's fs2 manager there")
+	}
+	f := directFixture(t)
+	spec := f.isoSpec(IsolationNone, "/bin/true")
+	spec.Limits.MemoryBytes, spec.Limits.Pids, spec.Limits.CPUs = 96<<20, 37, 0.25
+	want := map[string]map[string]string{
+		"memory": {"memory.limit_in_bytes": strconv.Itoa(96 << 20), "memory.memsw.limit_in_bytes": strconv.Itoa(96 << 20)},
+		"pids":   {"pids.max": "37"},
+		"cpu":    {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "25000"},
+	}
+	var mu sync.Mutex
+	got := map[string]map[string]string{}
+	spec.testHook = func(point, id string) {
+		if point != hookDirectCgroupEnd {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, dir := range sandboxtest.CgroupsOf(id) {
+			for ctrl, files := range want {
+				if !strings.Contains(dir, "/"+ctrl+"/") && !strings.Contains(dir, "/"+ctrl+",") {
+					continue
+				}
+				got[ctrl] = map[string]string{}
+				for name := range files {
+					b, err := os.ReadFile(filepath.Join(dir, name))
+					if errors.Is(err, os.ErrNotExist) && name == "memory.memsw.limit_in_bytes" {
+						got[ctrl][name] = files[name] // no swap accounting here
+						continue
+					}
+					got[ctrl][name] = strings.TrimSpace(string(b))
+				}
+			}
+		}
+	}
+	ex, _, stderr, sb := runBox(t, spec, 20*time.Second)
+	if ex.ShellStatus() != 0 {
+		t.Fatalf("exit %+v stderr %q", ex, stderr)
+	}
+	if m, _ := sb.Applied().Mechanism("cgroup"); !m.Applied {
+		t.Fatalf("cgroup: %+v, want applied", m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for ctrl, files := range want {
+		if _, ok := sb.Evidence().CgroupPaths[ctrl]; !ok {
+			continue // hierarchy absent on this host
+		}
+		for name, v := range files {
+			if got[ctrl][name] != v {
+				t.Errorf("%s: %q, want %q", name, got[ctrl][name], v)
+			}
+		}
+	}
 }

@@ -203,6 +203,14 @@ const hybridMountpoint = "/sys/fs/cgroup/unified"
 // libcontainer's cached mountinfo. Pass the result to
 // manager.NewWithPaths (a copy: Destroy empties the manager's map).
 func sandboxCgroupPaths(id string) (map[string]string, error) {
+	return sandboxCgroupPathsIn(id, nil)
+}
+
+// sandboxCgroupPathsIn is sandboxCgroupPaths for the v1 hierarchies of
+// only (nil: all of them; "" the hybrid layout's unified one), so that a
+// caller that uses a few (the direct runner: directHierarchies) looks up
+// no other mount. On cgroup v2 only is ignored: there is one hierarchy.
+func sandboxCgroupPathsIn(id string, only []string) (map[string]string, error) {
 	inner := cgroupParent + "/" + id
 	if cgroups.IsCgroup2UnifiedMode() {
 		// fs2 reads /proc/self/cgroup once already.
@@ -222,6 +230,9 @@ func sandboxCgroupPaths(id string) (map[string]string, error) {
 	}
 	paths := make(map[string]string, len(names))
 	for _, name := range names {
+		if only != nil && !slices.Contains(only, name) {
+			continue
+		}
 		// libcontainer's GetOwnCgroupPath, without the file read.
 		cg, ok := own[name]
 		if !ok {
