@@ -169,22 +169,33 @@ func (p *plan) drive(ctx context.Context, st streams, rec *recorder, ev *evidenc
 // the sandbox's removal (its cgroup, state and id claim: Destroy) runs
 // while the stderr drain ends, the terminal record is written and the
 // transcript, still unnamed, is fsynced. The transcript depends on none
-// of the removal; the evidence does (the teardown error), so it is
-// written once both are done, and the transcript is named last (commit),
-// as before. The removal is complete before settle returns, failed or not.
+// of the removal; the evidence does (the teardown error), so with an
+// evidence file it is written once both are done, and the transcript is
+// named last (commit), as before; without one, the transcript's commit
+// runs beside the removal too. The removal is complete before settle
+// returns, failed or not.
 func (p *plan) settle(box *sandbox.Sandbox, end *ending, st streams, rec *recorder, ev *evidence, o *outputs) (Result, error) {
 	removed := teardown(box, ev)
 	st.finish(p, ev)
 	res, err := rec.finish(end)
-	if err == nil {
+	switch {
+	case err != nil:
+	case p.EvidencePath == "":
+		// Nothing written depends on the removal: the transcript is
+		// committed beside it.
+		res, err = p.commit(res, ev, o)
+	default:
 		err = o.out.sync()
 	}
 	if terr := <-removed; terr != nil {
 		ev.TeardownError = terr.Error()
 	}
 	ev.mark("teardown")
-	if err != nil {
+	switch {
+	case err != nil:
 		return Result{Sandboxes: ev.sandboxes}, err
+	case p.EvidencePath == "":
+		return res, nil
 	}
 	return p.commit(res, ev, o)
 }
