@@ -16,8 +16,8 @@ import (
 // descriptor, so a reader only ever sees a complete transcript and
 // replacing the directory's path by a symbolic link during the run (the
 // subject can, when it lies in the mapped root) changes nothing. The
-// temporary name is made at commit, after the teardown, when no subject
-// runs any more.
+// temporary name is made at commit, after the teardown's kill, when no
+// subject runs any more.
 type output struct {
 	dst  *outDir       // nil when writing to a plain io.Writer
 	file *safeout.File // nil when writing to a plain io.Writer
