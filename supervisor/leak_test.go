@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -135,4 +137,47 @@ func fakeID(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return "tvs-leakcheck-" + hex.EncodeToString(b[:])
+}
+
+// TestRunWaitsForRemoval: the sandbox's removal (Destroy) runs beside the
+// ending's record and, without an evidence file, beside the transcript's
+// commit; Run must still return only once it is over. A removal held up
+// by the beforeDestroy seam must have left neither cgroup nor state entry
+// by the time Run returns, with an evidence file or without, and the
+// transcript and the evidence are in place.
+func TestRunWaitsForRemoval(t *testing.T) {
+	needSandbox(t)
+	t.Parallel()
+	for _, evidence := range []bool{false, true} {
+		t.Run(map[bool]string{false: "transcript only", true: "with evidence"}[evidence], func(t *testing.T) {
+			req := exampleRequest(t)
+			req.Isolation = receipts.IsolationNone
+			if evidence {
+				req.EvidencePath = filepath.Join(t.TempDir(), "evidence.json")
+			}
+			var removed atomic.Bool
+			req.hooks.beforeDestroy = func() {
+				time.Sleep(200 * time.Millisecond)
+				removed.Store(true)
+			}
+			o := runCase(t, req)
+			if !removed.Load() {
+				t.Fatal("Run returned before the removal began")
+			}
+			if len(o.res.Sandboxes) != 1 {
+				t.Fatalf("Result.Sandboxes %q, want one", o.res.Sandboxes)
+			}
+			if left := cgroupsOf(o.res.Sandboxes); len(left) > 0 {
+				t.Errorf("cgroups left when Run returned: %q", left)
+			}
+			if _, err := os.Lstat(filepath.Join(req.StateDir, o.res.Sandboxes[0])); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("state entry of %s when Run returned: %v", o.res.Sandboxes[0], err)
+			}
+			if evidence {
+				if _, err := os.Stat(req.EvidencePath); err != nil {
+					t.Errorf("evidence: %v", err)
+				}
+			}
+		})
+	}
 }

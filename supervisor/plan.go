@@ -77,6 +77,10 @@ type hooks struct {
 	// the sandbox reports unapplied can be produced on a real sandbox and
 	// the receipts made from it checked.
 	applied func(*sandbox.Sandbox) sandbox.Applied
+	// beforeDestroy runs in the teardown's goroutine after the kill and
+	// before Destroy, so that a slow removal can be produced and Run
+	// held to waiting for it.
+	beforeDestroy func()
 }
 
 // newPlan checks the request and fills its defaults. Every refusal here

@@ -106,19 +106,19 @@ func startBenchSession(b *testing.B, req Request) *benchSession {
 	bs.st.closeChild()
 	noteSandboxes(bs.ev.sandboxes)
 	if end != nil {
-		teardown(box, bs.ev)
+		<-teardown(box, bs.ev, nil)
 		b.Fatalf("launch: %+v", end)
 	}
 	bs.rec.outcome = l.outcome
 	c, end := p.adapter.connect(context.Background(), p, box, bs.st, bs.rec)
 	if end != nil {
-		teardown(box, bs.ev)
+		<-teardown(box, bs.ev, nil)
 		b.Fatalf("connect: %+v", end)
 	}
 	bs.s = newSession(bs.rec, box, c, &p.Request)
 	bs.inner = func() {
 		bs.s.close()
-		teardown(box, bs.ev)
+		<-teardown(box, bs.ev, nil)
 		bs.st.finish(p, bs.ev)
 		bs.st.close()
 	}

@@ -175,7 +175,7 @@ func (p *plan) drive(ctx context.Context, st streams, rec *recorder, ev *evidenc
 // runs beside the removal too. The removal is complete before settle
 // returns, failed or not.
 func (p *plan) settle(box *sandbox.Sandbox, end *ending, st streams, rec *recorder, ev *evidence, o *outputs) (Result, error) {
-	removed := teardown(box, ev)
+	removed := teardown(box, ev, p.hooks.beforeDestroy)
 	st.finish(p, ev)
 	res, err := rec.finish(end)
 	switch {
@@ -220,11 +220,12 @@ func (p *plan) commit(res Result, ev *evidence, o *outputs) (Result, error) {
 }
 
 // teardown kills whatever still runs in the sandbox, reads what the
-// auditor's evidence needs, and starts removing every trace of it; the
+// auditor's evidence needs, and starts removing every trace of it
+// (beforeDestroy, a test seam, runs first); the
 // channel gives Destroy's error once the removal is over (at once, nil,
 // without a sandbox). Kill has returned when teardown does: the tree is
 // dead (a direct runner's reaper reaped, its cgroup emptied).
-func teardown(box *sandbox.Sandbox, ev *evidence) <-chan error {
+func teardown(box *sandbox.Sandbox, ev *evidence, beforeDestroy func()) <-chan error {
 	removed := make(chan error, 1)
 	if box == nil {
 		removed <- nil
@@ -232,7 +233,12 @@ func teardown(box *sandbox.Sandbox, ev *evidence) <-chan error {
 	}
 	_ = box.Kill()
 	ev.noteSandbox(box)
-	go func() { removed <- box.Destroy() }()
+	go func() {
+		if beforeDestroy != nil {
+			beforeDestroy()
+		}
+		removed <- box.Destroy()
+	}()
 	return removed
 }
 
