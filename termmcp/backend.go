@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,125 +74,19 @@ func (l local) call(ctx context.Context, req interminai.Request) (interminai.Rep
 	return interminai.OK(data)
 }
 
-// do is what the daemon's server does for req, without the socket.
+// do is req carried out as the daemon's server carries it out
+// (Daemon.Do), but STOP: the session stops the daemon, bounded, and the
+// table closes it (release).
 func (l local) do(ctx context.Context, req interminai.Request) (any, error) {
-	d := l.d
-	switch req := req.(type) {
-	case *interminai.Input:
-		ctx, cancel := context.WithTimeout(ctx, inputWait)
-		defer cancel()
-		return nil, d.Input(ctx, []byte(req.Data))
-	case *interminai.Output:
-		sc := d.Output(outputRange(req), req.Format == interminai.FormatANSI)
-		return interminai.OutputData{
-			Screen: sc.Text,
-			Cursor: interminai.Cursor{Row: sc.Row, Col: sc.Col},
-			Size:   interminai.Size{Rows: sc.Rows, Cols: sc.Cols},
-			From:   sc.From, To: sc.To,
-			ScrollbackAvailable: sc.Scrollback, ScrollbackCapacity: sc.ScrollbackN,
-		}, nil
-	case *interminai.Status:
-		st := d.Status(false)
-		out := interminai.StatusData{Running: st.Running}
-		if !st.Running {
-			out.ExitCode = &st.ExitCode
-		}
-		if rs, err := d.Receipts(); err == nil {
-			out.Sandbox = sandboxOf(rs)
-		}
-		return out, nil
-	case *interminai.Wait:
-		return l.wait(ctx, req)
-	case *interminai.Kill:
-		if err := d.Signal(unix.Signal(req.Signal)); err != nil {
-			return nil, err
-		}
-		return interminai.KillData{SignalSent: interminai.SignalName(req.Signal)}, nil
-	case *interminai.Resize:
-		return nil, d.Resize(req.Size.Cols, req.Size.Rows)
-	case *interminai.Receipts:
-		return d.Receipts()
-	case *interminai.Stop:
+	if _, ok := req.(*interminai.Stop); ok {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWait)
 		defer cancel()
-		if err := d.Stop(ctx); err != nil {
+		if err := l.d.Stop(ctx); err != nil {
 			return nil, err
 		}
 		return interminai.StopData{Message: interminai.StopMessage}, nil
 	}
-	return nil, fmt.Errorf("%s is not served to MCP sessions", req.Type())
-}
-
-// wait is WAIT in the modes the tools use; ctx bounds it.
-func (l local) wait(ctx context.Context, req *interminai.Wait) (any, error) {
-	d := l.d
-	switch {
-	case req.Settled:
-		st, err := d.Settle(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := term.SettledData{Settled: st.Running, Exited: !st.Running, Screen: d.Output(term.Range{}, false).Text}
-		if !st.Running {
-			out.ExitCode = &st.ExitCode
-		}
-		return out, nil
-	case req.Contains != "":
-		found, at, err := d.WaitText(ctx, req.Contains, req.Line)
-		if err != nil {
-			return nil, err
-		}
-		out := term.ContainsData{Found: found, Exited: d.Exited(), Screen: d.Output(term.Range{}, false).Text}
-		if found {
-			out.Line = &at
-		}
-		return out, nil
-	}
-	st, err := d.Wait(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	return interminai.WaitExitData{ExitCode: st.ExitCode}, nil
-}
-
-// sandboxOf is STATUS's sandbox summary, from the receipts.
-func sandboxOf(rs interminai.ReceiptsData) *interminai.SandboxData {
-	sb := &interminai.SandboxData{Isolation: "os"}
-	for _, r := range rs.Receipts {
-		tier := r.Tier
-		if tier == "" {
-			tier = r.Status
-		}
-		switch r.Constraint {
-		case "filesystem":
-			sb.Filesystem = tier
-		case "network":
-			sb.Network = tier
-		case "terminal":
-			sb.Terminal = tier
-		}
-	}
-	return sb
-}
-
-// outputRange is OUTPUT's range in the daemon's terms.
-func outputRange(req *interminai.Output) term.Range {
-	var r term.Range
-	switch req.From.Kind {
-	case interminai.LineNumber:
-		r.From = req.From.N
-	case interminai.LineOldest:
-		r.Oldest = true
-	}
-	switch req.To.Kind {
-	case interminai.LineNumber:
-		to := req.To.N
-		r.To = &to
-	case interminai.LineOldest:
-		to := math.MinInt
-		r.To = &to
-	}
-	return r
+	return l.d.Do(ctx, req)
 }
 
 // remote is a daemon `term start` started, at its socket.
