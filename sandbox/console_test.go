@@ -46,34 +46,8 @@ echo ready; read line; echo "got $line"; exit 3`)
 	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
 	defer timer.Stop()
 
-	var mu sync.Mutex
-	var shown bytes.Buffer
-	more := make(chan struct{}, 1)
-	readDone := make(chan error, 1)
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := m.Read(b)
-			mu.Lock()
-			shown.Write(b[:n])
-			mu.Unlock()
-			select {
-			case more <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				readDone <- err
-				close(more)
-				return
-			}
-		}
-	}()
-	text := func() string { mu.Lock(); defer mu.Unlock(); return shown.String() }
-	for !strings.Contains(text(), "ready") {
-		if _, ok := <-more; !ok {
-			t.Fatalf("the console ended before ready: %q", text())
-		}
-	}
+	shown := readConsole(m)
+	shown.await(t, "ready")
 	if _, err := m.Write([]byte("hello\n")); err != nil {
 		t.Fatalf("write to the console: %v", err)
 	}
@@ -82,10 +56,10 @@ echo ready; read line; echo "got $line"; exit 3`)
 		t.Fatalf("wait: %v", err)
 	}
 	// Everything in the sandbox is gone: the rest of the output, then EIO.
-	if err := <-readDone; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
+	if err := <-shown.done; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("console read ended with %v, want EIO", err)
 	}
-	out := text()
+	out := shown.String()
 	if ex.Code != 3 {
 		t.Errorf("exit %+v, want code 3; the console showed %q", ex, out)
 	}
@@ -160,5 +134,55 @@ open("count", "w").write(str(n))`)
 	n, err := strconv.Atoi(string(data))
 	if err != nil || n < 1 || n >= maxPtys {
 		t.Errorf("the subject opened %q ptys, want between 1 and %d (its own terminal is one of %d)", data, maxPtys-1, maxPtys)
+	}
+}
+
+// consoleText is what a sandbox's console shows, read as it comes by a
+// goroutine of its own until the master's read fails (done has the
+// error).
+type consoleText struct {
+	mu    sync.Mutex
+	shown bytes.Buffer
+	more  chan struct{} // a read arrived; closed at the end
+	done  chan error
+}
+
+func readConsole(m *os.File) *consoleText {
+	c := &consoleText{more: make(chan struct{}, 1), done: make(chan error, 1)}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			c.mu.Lock()
+			c.shown.Write(b[:n])
+			c.mu.Unlock()
+			select {
+			case c.more <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				c.done <- err
+				close(c.more)
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *consoleText) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shown.String()
+}
+
+// await waits until the console has shown want, failing the test if it
+// ends first.
+func (c *consoleText) await(t *testing.T, want string) {
+	t.Helper()
+	for !strings.Contains(c.String(), want) {
+		if _, ok := <-c.more; !ok {
+			t.Fatalf("the console ended before %q: %q", want, c.String())
+		}
 	}
 }

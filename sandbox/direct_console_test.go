@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,38 +68,8 @@ echo again; read line; echo "not interrupted"`)
 	timer := time.AfterFunc(60*time.Second, func() { _ = sb.Kill() })
 	defer timer.Stop()
 
-	var mu sync.Mutex
-	var shown bytes.Buffer
-	more := make(chan struct{}, 1)
-	readDone := make(chan error, 1)
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := m.Read(b)
-			mu.Lock()
-			shown.Write(b[:n])
-			mu.Unlock()
-			select {
-			case more <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				readDone <- err
-				close(more)
-				return
-			}
-		}
-	}()
-	text := func() string { mu.Lock(); defer mu.Unlock(); return shown.String() }
-	await := func(want string) {
-		t.Helper()
-		for !strings.Contains(text(), want) {
-			if _, ok := <-more; !ok {
-				t.Fatalf("the console ended before %q: %q", want, text())
-			}
-		}
-	}
-	await("ready")
+	shown := readConsole(m)
+	shown.await(t, "ready")
 	pids, ok, err := sb.Processes()
 	if !ok || err != nil || !slices.Contains(pids, sb.Evidence().SubjectPID) || !slices.Contains(pids, sb.Evidence().InitPID) {
 		t.Errorf("Processes = %v, %v, %v; want the direct cgroup's listing with the reaper %d and the subject %d",
@@ -113,7 +81,7 @@ echo again; read line; echo "not interrupted"`)
 	if _, err := m.Write([]byte("hello\n")); err != nil {
 		t.Fatalf("write to the console: %v", err)
 	}
-	await("again")
+	shown.await(t, "again")
 	// ^C: the terminal's line discipline sends SIGINT to its foreground
 	// process group, which must be the subject's.
 	if _, err := m.Write([]byte{0x03}); err != nil {
@@ -124,10 +92,10 @@ echo again; read line; echo "not interrupted"`)
 		t.Fatalf("wait: %v", err)
 	}
 	peer.Close()
-	if err := <-readDone; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
+	if err := <-shown.done; !errors.Is(err, os.ErrClosed) && !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("console read ended with %v, want EIO", err)
 	}
-	out := text()
+	out := shown.String()
 	if ex.Signal != "INT" {
 		t.Errorf("exit %+v, want SIGINT from ^C; the console showed %q", ex, out)
 	}
