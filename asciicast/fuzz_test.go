@@ -6,10 +6,9 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/asciicast"
-	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
-	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/transcript"
 	"github.com/termverify/termverify-sandbox/vt"
 )
@@ -20,25 +19,12 @@ func ptyTranscript(t *testing.T, chunks []string) *transcript.Transcript {
 	t.Helper()
 	var buf bytes.Buffer
 	w := transcript.NewWriter(&buf, "fuzz")
-	cfg := config.Config{Seed: "1", Clock: config.Clock{Mode: "manual"}, Locale: "C", Timezone: "UTC",
-		Terminal:   config.Terminal{Columns: 20, Rows: 5, Capabilities: []string{}},
-		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "r"}, Network: config.Network{Mode: config.NetworkDeny}}
-	subj := transcript.Subject{Application: transcript.Application{ID: "a", Version: "1", Build: "b"},
-		Fixture: transcript.Selector{ID: "f", Version: "1"}, Adapter: transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
-		Normalizer: transcript.Selector{ID: "n", Version: "1"}, StateSchema: transcript.Selector{ID: "s", Version: "1"}}
 	check := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	check(w.Start(cfg, subj))
-	for _, c := range receipts.Constraints() {
-		if c == receipts.Terminal {
-			check(w.Applied(c, receipts.OS, nil, canon.M("x-mechanism", canon.StringValue(receipts.MechanismPTY))))
-			continue
-		}
-		check(w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig}))
-	}
+	transcripttest.Begin(t, w, 20, 5, true)
 	emu := vt.New(vt.Config{Cols: 20, Rows: 5})
 	for i, c := range chunks {
 		if i > 0 {

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
-	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/report"
 	"github.com/termverify/termverify-sandbox/transcript"
 	"github.com/termverify/termverify-sandbox/vt"
@@ -24,25 +23,12 @@ func bigPTY(b *testing.B, epochs int) *transcript.Transcript {
 	b.Helper()
 	var buf bytes.Buffer
 	w := transcript.NewWriter(&buf, "bench")
-	cfg := config.Config{Seed: "1", Clock: config.Clock{Mode: "manual"}, Locale: "C", Timezone: "UTC",
-		Terminal:   config.Terminal{Columns: 80, Rows: 24, Capabilities: []string{}},
-		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "r"}, Network: config.Network{Mode: config.NetworkDeny}}
-	subj := transcript.Subject{Application: transcript.Application{ID: "a", Version: "1", Build: "b"},
-		Fixture: transcript.Selector{ID: "f", Version: "1"}, Adapter: transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
-		Normalizer: transcript.Selector{ID: "n", Version: "1"}, StateSchema: transcript.Selector{ID: "s", Version: "1"}}
 	check := func(err error) {
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	check(w.Start(cfg, subj))
-	for _, c := range receipts.Constraints() {
-		if c == receipts.Terminal {
-			check(w.Applied(c, receipts.OS, nil, canon.M("x-mechanism", canon.StringValue(receipts.MechanismPTY))))
-			continue
-		}
-		check(w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig}))
-	}
+	transcripttest.Begin(b, w, 80, 24, true)
 	emu := vt.New(vt.Config{Cols: 80, Rows: 24})
 	for e := 0; e < epochs; e++ {
 		if e > 0 {

@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
-	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/report"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -47,16 +46,7 @@ func subjectPage(t *testing.T, s string) (string, bool) {
 	t.Helper()
 	var b bytes.Buffer
 	w := transcript.NewWriter(&b, "fuzz")
-	cfg := config.Config{Seed: "1", Clock: config.Clock{Mode: "manual"}, Locale: "C", Timezone: "UTC",
-		Terminal:   config.Terminal{Columns: 80, Rows: 2, Capabilities: []string{}},
-		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "r"}, Network: config.Network{Mode: config.NetworkDeny}}
-	subj := transcript.Subject{Application: transcript.Application{ID: "a", Version: "1", Build: "b"},
-		Fixture: transcript.Selector{ID: "f", Version: "1"}, Adapter: transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
-		Normalizer: transcript.Selector{ID: "n", Version: "1"}, StateSchema: transcript.Selector{ID: "s", Version: "1"}}
-	must(t, w.Start(cfg, subj))
-	for _, c := range receipts.Constraints() {
-		must(t, w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig}))
-	}
+	transcripttest.Begin(t, w, 80, 2, false)
 	v := canon.StringValue(s)
 	mode := s
 	obs := transcript.Observation{State: canon.ObjectValue(canon.M("s", v)),

@@ -9,10 +9,9 @@ import (
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/compare"
-	"github.com/termverify/termverify-sandbox/config"
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
-	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/report"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -72,16 +71,7 @@ func hostileRun(t *testing.T) *transcript.Transcript {
 	t.Helper()
 	var b bytes.Buffer
 	w := transcript.NewWriter(&b, "hostile")
-	cfg := config.Config{Seed: "1", Clock: config.Clock{Mode: "manual"}, Locale: "C", Timezone: "UTC",
-		Terminal:   config.Terminal{Columns: 80, Rows: 4, Capabilities: []string{}},
-		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "r"}, Network: config.Network{Mode: config.NetworkDeny}}
-	subj := transcript.Subject{Application: transcript.Application{ID: "a", Version: "1", Build: "b"},
-		Fixture: transcript.Selector{ID: "f", Version: "1"}, Adapter: transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
-		Normalizer: transcript.Selector{ID: "n", Version: "1"}, StateSchema: transcript.Selector{ID: "s", Version: "1"}}
-	must(t, w.Start(cfg, subj))
-	for _, c := range receipts.Constraints() {
-		must(t, w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig}))
-	}
+	transcripttest.Begin(t, w, 80, 4, false)
 	items := make([]canon.Value, len(hostile))
 	for i, h := range hostile {
 		items[i] = canon.StringValue(h)

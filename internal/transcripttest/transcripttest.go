@@ -1,0 +1,44 @@
+// Package transcripttest writes the head of a transcript for tests that
+// build one record by record (the exporters' and the report's): run.started
+// with a fixed config and subject, then the seven receipts, in PTY mode's
+// shape or control/v1's.
+package transcripttest
+
+import (
+	"testing"
+
+	"github.com/termverify/termverify-sandbox/config"
+	"github.com/termverify/termverify-sandbox/internal/canon"
+	"github.com/termverify/termverify-sandbox/receipts"
+	"github.com/termverify/termverify-sandbox/transcript"
+)
+
+// Begin writes run.started (seed 1, the manual clock, locale C, UTC, a
+// cols×rows terminal, a sandbox root, the network denied; a fixed
+// subject with our adapter) and the seven receipts: with pty, the
+// terminal os by the sandbox's pty (what marks PTY mode) and the others
+// delivered by hello config; without, all seven delivered by hello
+// config. It fails the test on any refusal.
+func Begin(tb testing.TB, w *transcript.Writer, cols, rows int64, pty bool) {
+	tb.Helper()
+	cfg := config.Config{Seed: "1", Clock: config.Clock{Mode: "manual"}, Locale: "C", Timezone: "UTC",
+		Terminal:   config.Terminal{Columns: cols, Rows: rows, Capabilities: []string{}},
+		Filesystem: config.Filesystem{Mode: "sandbox", RootID: "r"}, Network: config.Network{Mode: config.NetworkDeny}}
+	subj := transcript.Subject{Application: transcript.Application{ID: "a", Version: "1", Build: "b"},
+		Fixture: transcript.Selector{ID: "f", Version: "1"}, Adapter: transcript.Selector{ID: receipts.AdapterID, Version: receipts.AdapterVersion},
+		Normalizer: transcript.Selector{ID: "n", Version: "1"}, StateSchema: transcript.Selector{ID: "s", Version: "1"}}
+	if err := w.Start(cfg, subj); err != nil {
+		tb.Fatal(err)
+	}
+	for _, c := range receipts.Constraints() {
+		var err error
+		if pty && c == receipts.Terminal {
+			err = w.Applied(c, receipts.OS, nil, canon.M("x-mechanism", canon.StringValue(receipts.MechanismPTY)))
+		} else {
+			err = w.Applied(c, receipts.Delivered, &receipts.Delivery{Channel: receipts.HelloConfig})
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
