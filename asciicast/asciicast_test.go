@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/asciicast"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/transcript"
 	"github.com/termverify/termverify-sandbox/vt"
 )
@@ -28,19 +29,6 @@ const (
 	ptyFixture = "../testdata/pty/bash.jsonl"
 	vimFixture = "../testdata/pty/vim.jsonl"
 )
-
-func load(t *testing.T, path string) *transcript.Transcript {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := transcript.Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return tr
-}
 
 func encode(t *testing.T, tr *transcript.Transcript, o asciicast.Options) []byte {
 	t.Helper()
@@ -147,7 +135,7 @@ func TestPTYOutputReproducesFrames(t *testing.T) {
 }
 
 func checkReproduces(t *testing.T, fixture string, v int) {
-	tr := load(t, fixture)
+	tr := transcripttest.Load(t, fixture)
 	want := frames(tr)
 	header, events := decode(t, encode(t, tr, asciicast.Options{Version: v}))
 	cols, rows := int(tr.Config().Terminal.Columns), int(tr.Config().Terminal.Rows)
@@ -185,7 +173,7 @@ func checkReproduces(t *testing.T, fixture string, v int) {
 // ArrowUp as CSI A since bash set no application cursor mode, Control+c
 // as ETX), the resize is "r", and v3 ends with "x" 3, bash's exit.
 func TestPTYEvents(t *testing.T) {
-	tr := load(t, ptyFixture)
+	tr := transcripttest.Load(t, ptyFixture)
 	_, v2 := decode(t, encode(t, tr, asciicast.Options{}))
 	var inputs, resizes, markers []string
 	for _, e := range v2 {
@@ -222,7 +210,7 @@ func TestPTYEvents(t *testing.T) {
 // back, v3 intervals that sum to v2's times; the same transcript gives
 // the same bytes, and another pace other times.
 func TestTime(t *testing.T) {
-	tr := load(t, ptyFixture)
+	tr := transcripttest.Load(t, ptyFixture)
 	pace := 250 * time.Millisecond
 	a := encode(t, tr, asciicast.Options{Pace: pace})
 	if b := encode(t, tr, asciicast.Options{Pace: pace}); !bytes.Equal(a, b) {
@@ -258,7 +246,7 @@ func TestTime(t *testing.T) {
 // TestControlFrames: a control/v1 transcript's frames are redraws that
 // give the frame again; one without frames is refused.
 func TestControlFrames(t *testing.T) {
-	tr := load(t, "../examples/transcripts/finished.jsonl")
+	tr := transcripttest.Load(t, "../examples/transcripts/finished.jsonl")
 	_, events := decode(t, encode(t, tr, asciicast.Options{}))
 	got := replayScreens(t, 80, 24, events)
 	want := frames(tr)
@@ -344,7 +332,7 @@ func canonical(t *testing.T, data []byte) []byte {
 // TestRefusals: a version or pace out of range is refused before anything
 // is written.
 func TestRefusals(t *testing.T) {
-	tr := load(t, ptyFixture)
+	tr := transcripttest.Load(t, ptyFixture)
 	for _, o := range []asciicast.Options{{Version: 1}, {Version: 4}, {Pace: time.Microsecond}, {Pace: 2 * time.Hour}} {
 		var buf bytes.Buffer
 		if err := asciicast.Encode(&buf, tr, o); err == nil || buf.Len() != 0 {
@@ -360,7 +348,7 @@ func TestAsciinemaCat(t *testing.T) {
 	if err != nil {
 		t.Skip("asciinema is not installed (scripts/setup.sh installs Debian's package): ", err)
 	}
-	tr := load(t, ptyFixture)
+	tr := transcripttest.Load(t, ptyFixture)
 	data := encode(t, tr, asciicast.Options{})
 	path := filepath.Join(t.TempDir(), "run.cast")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -420,7 +408,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // ArrowUp was written as SS3 A, which the export says, as PTY mode's
 // driver wrote it.
 func TestPTYKeyModes(t *testing.T) {
-	_, events := decode(t, encode(t, load(t, vimFixture), asciicast.Options{}))
+	_, events := decode(t, encode(t, transcripttest.Load(t, vimFixture), asciicast.Options{}))
 	var inputs []string
 	for _, e := range events {
 		if e.code == "i" {

@@ -3,7 +3,6 @@ package replay
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,24 +11,12 @@ import (
 	"github.com/termverify/termverify-sandbox/input"
 	"github.com/termverify/termverify-sandbox/internal/canon"
 	"github.com/termverify/termverify-sandbox/internal/sharedtest"
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/supervisor"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
 
 const examples = "../examples/transcripts/"
-
-func read(t *testing.T, path string) *transcript.Transcript {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := transcript.Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return tr
-}
 
 func corpus(t *testing.T, file string) string {
 	return filepath.Join(sharedtest.Dir(t), "conformance", "upstream", "transcript", file)
@@ -41,7 +28,7 @@ func upstream(t *testing.T, file string) string {
 
 // TestRequest checks what a replay takes from its source.
 func TestRequest(t *testing.T) {
-	src := read(t, examples+"finished.jsonl")
+	src := transcripttest.Load(t, examples+"finished.jsonl")
 	req, err := Request(src, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +58,7 @@ func TestRequest(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ file, kinds string }{{"0217-accept.jsonl", "input.mouse (first at seq 9)"}, {"0277-accept.jsonl", "input.clipboard_set (first at seq 9)"}} {
-		src := read(t, corpus(t, tc.file))
+		src := transcripttest.Load(t, corpus(t, tc.file))
 		if got := unsendable(src, supervisor.ModeControl.InputKinds()); got != tc.kinds {
 			t.Errorf("unsendable(%s) = %q, want %q", tc.file, got, tc.kinds)
 		}
@@ -100,7 +87,7 @@ func TestNotRun(t *testing.T) {
 		{upstream(t, "valid/failed-before-capabilities.jsonl"), "the source ended run.failed (adapter-start-failed) before any observation of a running subject"},
 		{upstream(t, "valid/basic.jsonl"), ""},
 	} {
-		if got := NotRun(read(t, tc.path)); tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+		if got := NotRun(transcripttest.Load(t, tc.path)); tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("NotRun(%s) = %q, want %q", filepath.Base(tc.path), got, tc.want)
 		}
 	}
@@ -116,7 +103,7 @@ func TestReport(t *testing.T) {
 	if want := `{"format":"termverify-sandbox.replay/v1","source":"s.jsonl","replayed":false,"not_run":"why"}`; string(b) != want {
 		t.Errorf("not run: %s\nwant %s", b, want)
 	}
-	src, failed := read(t, examples+"finished.jsonl"), read(t, examples+"failed.jsonl")
+	src, failed := transcripttest.Load(t, examples+"finished.jsonl"), transcripttest.Load(t, examples+"failed.jsonl")
 	c := Compare(src, src)
 	b, err = json.Marshal(c.Report("s.jsonl", "o.jsonl", transcript.KindRunFinished))
 	if err != nil {

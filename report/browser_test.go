@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termverify/termverify-sandbox/internal/transcripttest"
 	"github.com/termverify/termverify-sandbox/report"
 	"github.com/termverify/termverify-sandbox/transcript"
 )
@@ -166,10 +167,10 @@ func (b *browser) run(t *testing.T, file string, args ...string) []byte {
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
-	pty, vim := load(t, ptyFixture), load(t, vimFixture)
+	pty, vim := transcripttest.Load(t, ptyFixture), transcripttest.Load(t, vimFixture)
 	page := filepath.Join(dir, "report.html")
 	data := runs(t, report.Run{Name: "bash.jsonl", Transcript: pty}, report.Run{Name: "vim.jsonl", Transcript: vim},
-		report.Run{Name: "failed.jsonl", Transcript: load(t, "../examples/transcripts/failed.jsonl")},
+		report.Run{Name: "failed.jsonl", Transcript: transcripttest.Load(t, "../examples/transcripts/failed.jsonl")},
 		report.Run{Name: "hostile", Transcript: hostileRun(t)})
 	must(t, os.WriteFile(page, data, 0o644))
 
@@ -251,7 +252,7 @@ func itoa(n int) string {
 // loads nothing and runs nothing.
 func TestBrowserPolicyBlocks(t *testing.T) {
 	b := newBrowser(t)
-	data := string(runs(t, report.Run{Name: "pty", Transcript: load(t, ptyFixture)}))
+	data := string(runs(t, report.Run{Name: "pty", Transcript: transcripttest.Load(t, ptyFixture)}))
 	i := strings.Index(data, "<title>")
 	injected := data[:i] + `<img src="http://report-test.invalid/leak.png"><script>document.title="ran"</script>` + data[i:]
 	page := filepath.Join(t.TempDir(), "injected.html")
@@ -270,7 +271,7 @@ func TestBrowserPolicyBlocks(t *testing.T) {
 // that presses keys and writes where each took the page.
 func TestBrowserKeys(t *testing.T) {
 	b := newBrowser(t)
-	data := string(runs(t, report.Run{Name: "pty", Transcript: load(t, ptyFixture)}))
+	data := string(runs(t, report.Run{Name: "pty", Transcript: transcripttest.Load(t, ptyFixture)}))
 	press := `window.addEventListener("load",function(){var out=[];` +
 		`["ArrowRight","ArrowRight","j","ArrowLeft","End","k","Home"].forEach(function(k){` +
 		`document.dispatchEvent(new KeyboardEvent("keydown",{key:k}));out.push(location.hash);});` +

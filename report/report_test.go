@@ -24,19 +24,6 @@ const ptyFixture = "../testdata/pty/bash.jsonl"
 // characters, syntax colours, line numbers.
 const vimFixture = "../testdata/pty/vim.jsonl"
 
-func load(t *testing.T, path string) *transcript.Transcript {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := transcript.Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return tr
-}
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -103,7 +90,7 @@ func hostileRun(t *testing.T) *transcript.Transcript {
 // reaches the page raw. The strings are shown, not dropped.
 func TestHostileTextIsNotMarkup(t *testing.T) {
 	tr := hostileRun(t)
-	pty := load(t, ptyFixture)
+	pty := transcripttest.Load(t, ptyFixture)
 	page := string(runs(t, report.Run{Name: hostile[1], Transcript: tr}, report.Run{Name: "pty.jsonl", Transcript: pty}))
 	checkNoMarkup(t, page, hostile)
 	for _, want := range []string{`&lt;script&gt;alert(`, `&lt;/pre&gt;&lt;img src=x onerror=alert(1)&gt;`, `&lt;iframe`, `\x1b]0;`, `\u202e`} {
@@ -166,7 +153,7 @@ func checkNoMarkup(t *testing.T, page string, bad []string) {
 // but its own anchors, no url(), no @import, and a policy that allows no
 // source but inline style and the one script, by its hash.
 func TestSelfContained(t *testing.T) {
-	page := string(runs(t, report.Run{Name: "pty", Transcript: load(t, ptyFixture)}))
+	page := string(runs(t, report.Run{Name: "pty", Transcript: transcripttest.Load(t, ptyFixture)}))
 	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("no Content-Security-Policy meta")
@@ -194,7 +181,7 @@ func TestSelfContained(t *testing.T) {
 
 // TestDeterministic: the same transcripts give the same bytes.
 func TestDeterministic(t *testing.T) {
-	rs := []report.Run{{Name: "pty", Transcript: load(t, ptyFixture)}, {Name: "fin", Transcript: load(t, "../examples/transcripts/finished.jsonl")}}
+	rs := []report.Run{{Name: "pty", Transcript: transcripttest.Load(t, ptyFixture)}, {Name: "fin", Transcript: transcripttest.Load(t, "../examples/transcripts/finished.jsonl")}}
 	if !bytes.Equal(runs(t, rs...), runs(t, rs...)) {
 		t.Error("two reports of the same transcripts differ")
 	}
@@ -218,7 +205,7 @@ func screenRows(page string) [][]string {
 // colours and attributes the output set, with the cursor where the
 // observation says, and the lines changed since the epoch before marked.
 func TestPTYScreens(t *testing.T) {
-	tr, vim := load(t, ptyFixture), load(t, vimFixture)
+	tr, vim := transcripttest.Load(t, ptyFixture), transcripttest.Load(t, vimFixture)
 	page := string(runs(t, report.Run{Name: "pty", Transcript: tr}, report.Run{Name: "vim", Transcript: vim}))
 	got := screenRows(page)
 	var want [][]string
@@ -300,13 +287,13 @@ func TestVerdictsAndTiers(t *testing.T) {
 		{"../examples/transcripts/unsupported.jsonl", `verdict unsupported`, "constraint-unsupported"},
 		{ptyFixture, `verdict nonzero`, "exit code 3"},
 	} {
-		page := string(runs(t, report.Run{Name: c.file, Transcript: load(t, c.file)}))
+		page := string(runs(t, report.Run{Name: c.file, Transcript: transcripttest.Load(t, c.file)}))
 		if !strings.Contains(page, `class="`+c.class+`"`) || !strings.Contains(page, c.word) {
 			t.Errorf("%s: want the verdict %q with %q", c.file, c.class, c.word)
 		}
 	}
-	page := string(runs(t, report.Run{Name: "f", Transcript: load(t, "../examples/transcripts/failed.jsonl")},
-		report.Run{Name: "u", Transcript: load(t, "../examples/transcripts/unsupported.jsonl")}))
+	page := string(runs(t, report.Run{Name: "f", Transcript: transcripttest.Load(t, "../examples/transcripts/failed.jsonl")},
+		report.Run{Name: "u", Transcript: transcripttest.Load(t, "../examples/transcripts/unsupported.jsonl")}))
 	for _, want := range []string{`<span class="tier t-os">■ os</span>`, `<span class="tier t-delivered">▲ delivered</span>`, `<span class="tier t-unsupported">✕ unsupported</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the receipts lack %s", want)
@@ -318,7 +305,7 @@ func TestVerdictsAndTiers(t *testing.T) {
 // their paths, the ignored paths with their counts; hostile values
 // escaped.
 func TestCompare(t *testing.T) {
-	left, right := load(t, "../examples/transcripts/finished.jsonl"), hostileRun(t)
+	left, right := transcripttest.Load(t, "../examples/transcripts/finished.jsonl"), hostileRun(t)
 	ig, err := compare.ParseIgnore("payload.subject")
 	must(t, err)
 	v := compare.Transcripts(left, right, ig)
@@ -346,9 +333,9 @@ func TestCompare(t *testing.T) {
 func TestBatch(t *testing.T) {
 	var b bytes.Buffer
 	must(t, report.WriteBatch(&b, report.Batch{Manifest: "m.jsonl", Entries: []report.BatchEntry{
-		{Name: "fin", Status: "passed", Outcome: "run.finished", File: "fin.jsonl", Transcript: load(t, "../examples/transcripts/finished.jsonl")},
-		{Name: "pty", Status: "failed", Outcome: "run.finished", File: "pty.jsonl", Transcript: load(t, ptyFixture)},
-		{Name: "uns", Status: "unsupported", Outcome: "run.unsupported", Code: "constraint-unsupported", File: "uns.jsonl", Transcript: load(t, "../examples/transcripts/unsupported.jsonl")},
+		{Name: "fin", Status: "passed", Outcome: "run.finished", File: "fin.jsonl", Transcript: transcripttest.Load(t, "../examples/transcripts/finished.jsonl")},
+		{Name: "pty", Status: "failed", Outcome: "run.finished", File: "pty.jsonl", Transcript: transcripttest.Load(t, ptyFixture)},
+		{Name: "uns", Status: "unsupported", Outcome: "run.unsupported", Code: "constraint-unsupported", File: "uns.jsonl", Transcript: transcripttest.Load(t, "../examples/transcripts/unsupported.jsonl")},
 		{Name: hostile[0], Status: "error", Message: hostile[4]},
 	}}))
 	page := b.String()

@@ -5,6 +5,7 @@
 package transcripttest
 
 import (
+	"os"
 	"testing"
 
 	"github.com/termverify/termverify-sandbox/config"
@@ -41,4 +42,19 @@ func Begin(tb testing.TB, w *transcript.Writer, cols, rows int64, pty bool) {
 			tb.Fatal(err)
 		}
 	}
+}
+
+// Load reads and parses the transcript at path (a fixture), failing the
+// test with the path on any error.
+func Load(tb testing.TB, path string) *transcript.Transcript {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := transcript.Parse(data)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return tr
 }
