@@ -1,7 +1,8 @@
-// Package transcripttest writes the head of a transcript for tests that
-// build one record by record (the exporters' and the report's): run.started
-// with a fixed config and subject, then the seven receipts, in PTY mode's
-// shape or control/v1's.
+// Package transcripttest is what the tests of the transcript's readers
+// (export, report, replay) share: Begin writes the head of a transcript
+// built record by record (run.started with a fixed config and subject,
+// then the seven receipts, in PTY mode's shape or control/v1's), and Load
+// reads a fixture.
 package transcripttest
 
 import (
