@@ -10,20 +10,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/scripts/internal/benchdaemon"
 )
 
 func main() {
@@ -43,11 +40,11 @@ func main() {
 }
 
 func run(bin string, n int) error {
-	sock, stop, err := startDaemon(bin)
+	d, _, err := benchdaemon.Start(bin, "/bin/cat")
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer d.Stop()
 
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
@@ -60,7 +57,7 @@ func run(bin string, n int) error {
 	if err != nil {
 		return err
 	}
-	attached, err := call(cs, "terminal_attach", map[string]any{"socket": sock})
+	attached, err := call(cs, "terminal_attach", map[string]any{"socket": d.Socket})
 	if err != nil {
 		return err
 	}
@@ -83,7 +80,7 @@ func run(bin string, n int) error {
 			return typeSettled(cs, attached["session"], i)
 		}},
 		{"daemon OUTPUT round trip (socket)", func(int) error {
-			_, err := daemonCall(sock, &interminai.Output{Format: interminai.FormatASCII})
+			_, err := d.Call(&interminai.Output{Format: interminai.FormatASCII})
 			return err
 		}},
 		{"daemon INPUT x + WAIT settled (socket)", func(i int) error {
@@ -91,10 +88,10 @@ func run(bin string, n int) error {
 			if i%70 == 69 {
 				data = "\r"
 			}
-			if _, err := daemonCall(sock, &interminai.Input{Data: data}); err != nil {
+			if _, err := d.Call(&interminai.Input{Data: data}); err != nil {
 				return err
 			}
-			_, err := daemonCall(sock, &interminai.Wait{Settled: true, Timeout: 10 * time.Second, HasTimeout: true})
+			_, err := d.Call(&interminai.Wait{Settled: true, Timeout: 10 * time.Second, HasTimeout: true})
 			return err
 		}},
 	}
@@ -107,8 +104,8 @@ func run(bin string, n int) error {
 			}
 			d = append(d, time.Since(t))
 		}
-		p50, p99 := quantiles(d)
-		fmt.Printf("%-50s p50 %8.3f ms  p99 %8.3f ms  (%d calls)\n", r.name, ms(p50), ms(p99), n)
+		p50, p99 := benchdaemon.Quantiles(d)
+		fmt.Printf("%-50s p50 %8.3f ms  p99 %8.3f ms  (%d calls)\n", r.name, benchdaemon.Ms(p50), benchdaemon.Ms(p99), n)
 	}
 	return nil
 }
@@ -144,45 +141,3 @@ func call(cs *mcp.ClientSession, name string, args map[string]any) (map[string]a
 	out, _ := res.StructuredContent.(map[string]any)
 	return out, nil
 }
-
-func daemonCall(sock string, req interminai.Request) (interminai.Reply, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return interminai.Call(ctx, sock, req)
-}
-
-// startDaemon runs `BIN term start -- /bin/cat` and returns its socket
-// and how to stop it.
-func startDaemon(bin string) (string, func(), error) {
-	cmd := exec.Command(bin, "term", "start", "--size", "80x24", "--", "/bin/cat")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	var sock string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "Socket: "); ok {
-			sock = v
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return "", nil, fmt.Errorf("term start: %w", err)
-	}
-	if sock == "" {
-		return "", nil, errors.New("term start printed no socket")
-	}
-	return sock, func() { _, _ = daemonCall(sock, &interminai.Stop{}) }, nil
-}
-
-func quantiles(d []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

@@ -9,18 +9,14 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/scripts/internal/benchdaemon"
 )
 
 func main() {
@@ -39,105 +35,26 @@ func main() {
 	}
 }
 
-// daemon is one started daemon.
-type daemon struct {
-	socket string
-	pid    int
-}
-
-// start runs `BIN term start ... -- argv` and returns once it printed its
-// socket, with the time that took. flags go before the --.
-func start(bin string, argv ...string) (daemon, time.Duration, error) {
-	return startWith(bin, nil, argv...)
-}
-
-func startWith(bin string, flags []string, argv ...string) (daemon, time.Duration, error) {
-	args := append(append(append([]string{"term", "start", "--size", "80x24"}, flags...), "--"), argv...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return daemon{}, 0, err
-	}
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return daemon{}, 0, err
-	}
-	var d daemon
-	var took time.Duration
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ": ")
-		switch k {
-		case "Socket":
-			d.socket, took = v, time.Since(began)
-		case "PID":
-			d.pid, _ = strconv.Atoi(v)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return daemon{}, 0, fmt.Errorf("term start: %w", err)
-	}
-	if d.socket == "" || d.pid == 0 {
-		return daemon{}, 0, errors.New("term start printed no socket or pid")
-	}
-	return d, took, nil
-}
-
-func (d daemon) call(req interminai.Request) (interminai.Reply, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return interminai.Call(ctx, d.socket, req)
-}
-
-func (d daemon) screen() (string, error) {
-	rep, err := d.call(&interminai.Output{Format: interminai.FormatASCII})
-	if err != nil {
-		return "", err
-	}
-	var o interminai.OutputData
-	if err := rep.DecodeData(&o); err != nil {
-		return "", err
-	}
-	return o.Screen, nil
-}
-
-func (d daemon) stop() { _, _ = d.call(&interminai.Stop{}) }
-
-// rss is the daemon's resident memory in KiB (VmRSS).
-func (d daemon) rss() (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
 func run(bin string, n int) error {
 	var starts []time.Duration
 	for range 5 {
-		d, took, err := start(bin, "/bin/cat")
+		d, took, err := benchdaemon.Start(bin, "/bin/cat")
 		if err != nil {
 			return err
 		}
 		starts = append(starts, took)
-		d.stop()
+		d.Stop()
 	}
-	d, _, err := start(bin, "/bin/cat")
+	d, _, err := benchdaemon.Start(bin, "/bin/cat")
 	if err != nil {
 		return err
 	}
-	defer d.stop()
+	defer d.Stop()
 	// OUTPUT round trips.
 	var rt []time.Duration
 	for range n {
 		t := time.Now()
-		if _, err := d.screen(); err != nil {
+		if _, err := d.Screen(); err != nil {
 			return err
 		}
 		rt = append(rt, time.Since(t))
@@ -148,17 +65,17 @@ func run(bin string, n int) error {
 	for i := range n {
 		want := strings.Repeat("x", i%70+1)
 		if i%70 == 0 && i > 0 {
-			if _, err := d.call(&interminai.Input{Data: "\r"}); err != nil {
+			if _, err := d.Call(&interminai.Input{Data: "\r"}); err != nil {
 				return err
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 		t := time.Now()
-		if _, err := d.call(&interminai.Input{Data: "x"}); err != nil {
+		if _, err := d.Call(&interminai.Input{Data: "x"}); err != nil {
 			return err
 		}
 		for {
-			s, err := d.screen()
+			s, err := d.Screen()
 			if err != nil {
 				return err
 			}
@@ -173,14 +90,14 @@ func run(bin string, n int) error {
 	}
 	// Memory with a full scrollback: 20,000 lines printed (the default
 	// scrollback keeps 10,000), then the daemon's RSS.
-	full, _, err := start(bin, "/bin/sh", "-c", "seq 1 20000 | sed 's/$/ a line of some sixty characters to fill the scrollback up/'; cat")
+	full, _, err := benchdaemon.Start(bin, "/bin/sh", "-c", "seq 1 20000 | sed 's/$/ a line of some sixty characters to fill the scrollback up/'; cat")
 	if err != nil {
 		return err
 	}
-	defer full.stop()
+	defer full.Stop()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, err := full.screen()
+		s, err := full.Screen()
 		if err != nil {
 			return err
 		}
@@ -189,16 +106,16 @@ func run(bin string, n int) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	kib, err := full.rss()
+	kib, err := full.RSS()
 	if err != nil {
 		return err
 	}
-	p50, p99 := quantiles(starts)
-	fmt.Printf("start to Socket printed      p50 %8.3f ms  p99 %8.3f ms  (%d starts)\n", ms(p50), ms(p99), len(starts))
-	p50, p99 = quantiles(rt)
-	fmt.Printf("OUTPUT round trip            p50 %8.3f ms  p99 %8.3f ms  (target p50 <= 1 ms)\n", ms(p50), ms(p99))
-	p50, p99 = quantiles(echo)
-	fmt.Printf("keystroke to echo in OUTPUT  p50 %8.3f ms  p99 %8.3f ms  (target p50 <= 2 ms)\n", ms(p50), ms(p99))
+	p50, p99 := benchdaemon.Quantiles(starts)
+	fmt.Printf("start to Socket printed      p50 %8.3f ms  p99 %8.3f ms  (%d starts)\n", benchdaemon.Ms(p50), benchdaemon.Ms(p99), len(starts))
+	p50, p99 = benchdaemon.Quantiles(rt)
+	fmt.Printf("OUTPUT round trip            p50 %8.3f ms  p99 %8.3f ms  (target p50 <= 1 ms)\n", benchdaemon.Ms(p50), benchdaemon.Ms(p99))
+	p50, p99 = benchdaemon.Quantiles(echo)
+	fmt.Printf("keystroke to echo in OUTPUT  p50 %8.3f ms  p99 %8.3f ms  (target p50 <= 2 ms)\n", benchdaemon.Ms(p50), benchdaemon.Ms(p99))
 	fmt.Printf("daemon RSS, full scrollback  %8.1f MiB                    (target <= 32 MiB)\n", float64(kib)/1024)
 	return recorded(bin, n)
 }
@@ -217,30 +134,30 @@ func recorded(bin string, n int) error {
 		if rec {
 			flags = []string{"--transcript", dir + "/session.jsonl"}
 		}
-		d, _, err := startWith(bin, flags, "/bin/cat")
+		d, _, err := benchdaemon.StartWith(bin, flags, "/bin/cat")
 		if err != nil {
 			return err
 		}
 		var rt []time.Duration
 		for range n {
 			t := time.Now()
-			if _, err := d.call(&interminai.Input{Data: "x\r"}); err != nil {
-				d.stop()
+			if _, err := d.Call(&interminai.Input{Data: "x\r"}); err != nil {
+				d.Stop()
 				return err
 			}
-			if _, err := d.call(&interminai.Wait{Settled: true}); err != nil {
-				d.stop()
+			if _, err := d.Call(&interminai.Wait{Settled: true}); err != nil {
+				d.Stop()
 				return err
 			}
 			rt = append(rt, time.Since(t))
 		}
-		d.stop()
-		p50, p99 := quantiles(rt)
+		d.Stop()
+		p50, p99 := benchdaemon.Quantiles(rt)
 		what := "INPUT + settled WAIT        "
 		if rec {
 			what = "the same, recorded          "
 		}
-		fmt.Printf("%s p50 %8.3f ms  p99 %8.3f ms\n", what, ms(p50), ms(p99))
+		fmt.Printf("%s p50 %8.3f ms  p99 %8.3f ms\n", what, benchdaemon.Ms(p50), benchdaemon.Ms(p99))
 	}
 	return nil
 }
@@ -250,11 +167,3 @@ func lastLine(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
 	return lines[len(lines)-1]
 }
-
-func quantiles(d []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
