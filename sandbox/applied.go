@@ -343,7 +343,7 @@ func (sb *Sandbox) verifyCgroups(pid int, rootless bool) {
 	check("cgroup-pids", "pids", "pids.max", s.Limits.Pids)
 	cpu := int64(0)
 	if s.Limits.CPUs > 0 {
-		cpu = int64(s.Limits.CPUs*100000 + 0.999999)
+		cpu = s.Limits.cpuQuota()
 	}
 	check("cgroup-cpu", "cpu", "cpu.cfs_quota_us", cpu)
 	// The device allow-list lives in the devices cgroup (v1) or in an

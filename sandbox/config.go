@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,8 +150,8 @@ func cgroupConfig(s *Spec, name string, rootless bool, access cgroupAccess) *cgr
 		r.PidsLimit = &p
 	}
 	if s.Limits.CPUs > 0 && access.writable("cpu") {
-		r.CpuPeriod = 100000
-		r.CpuQuota = int64(math.Ceil(s.Limits.CPUs * 100000))
+		r.CpuPeriod = cpuPeriod
+		r.CpuQuota = s.Limits.cpuQuota()
 	}
 	if access.any() {
 		// Root, but some cgroup cannot be made (a read-only or

@@ -625,7 +625,7 @@ func makeDirectCgroup(id string, l Limits, hook func(point, path string)) *direc
 		r.PidsLimit = &p
 	}
 	if l.CPUs > 0 {
-		r.CpuPeriod, r.CpuQuota = 100000, int64(l.CPUs*100000+0.999999)
+		r.CpuPeriod, r.CpuQuota = cpuPeriod, l.cpuQuota()
 	}
 	m, err := manager.NewWithPaths(&cgroups.Cgroup{Path: cgroupParent + "/" + id, Resources: r}, maps.Clone(paths))
 	if err != nil {
@@ -706,7 +706,7 @@ func writeV1Limits(fd int, name, path string, l Limits) error {
 	case name == "pids" && l.Pids > 0:
 		files = [][2]string{{"pids.max", strconv.FormatInt(l.Pids, 10)}}
 	case name == "cpu" && l.CPUs > 0:
-		files = [][2]string{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(l.CPUs*100000+0.999999), 10)}}
+		files = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(cpuPeriod)}, {"cpu.cfs_quota_us", strconv.FormatInt(l.cpuQuota(), 10)}}
 	}
 	for _, f := range files {
 		wfd, err := unix.Openat(fd, f[0], unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -68,6 +68,15 @@ func DefaultLimits() Limits {
 	return Limits{MemoryBytes: 1 << 30, Pids: 512, FileBytes: 1 << 30, TmpBytes: 256 << 20, ScratchBytes: 512 << 20}
 }
 
+// cpuPeriod is the CFS period, in µs, a CPU limit's quota is given in.
+const cpuPeriod = 100000
+
+// cpuQuota is the CFS quota in µs per cpuPeriod for l.CPUs, rounded up
+// to a whole µs but for float64 noise below a millionth of one (1.1 CPUs
+// is 110000.00000000001 µs: 110000). Both backends write it and the
+// verification reads it back, so all three must round alike.
+func (l Limits) cpuQuota() int64 { return int64(l.CPUs*cpuPeriod + 0.999999) }
+
 // Spec describes one sandbox. It is plain data: build it, then Validate (or
 // Start, which validates first) before any system call is made.
 type Spec struct {
