@@ -195,6 +195,17 @@ type SandboxData struct {
 	Downgrade string `json:"downgrade,omitempty"`
 }
 
+// Summary is the sandbox in one line, as `term status` prints it after
+// "Sandbox: ": the isolation and the three tiers, and the downgrade when
+// there is one.
+func (s SandboxData) Summary() string {
+	line := fmt.Sprintf("isolation %s, filesystem %s, network %s, terminal %s", s.Isolation, s.Filesystem, s.Network, s.Terminal)
+	if s.Downgrade != "" {
+		line += " (downgraded by --isolation auto: " + s.Downgrade + ")"
+	}
+	return line
+}
+
 // ReceiptsData is RECEIPTS' reply data (ours): one receipt for each of
 // the seven constraints, in the transcript receipts' order and words.
 type ReceiptsData struct {

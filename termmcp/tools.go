@@ -539,7 +539,7 @@ func (s *server) status(ctx context.Context, in sessionIn) (statusOut, string, e
 		fmt.Fprintf(&b, "Exit code: %d\n", *st.ExitCode)
 	}
 	if sb := st.Sandbox; sb != nil {
-		fmt.Fprintf(&b, "Sandbox: isolation %s, filesystem %s, network %s, terminal %s\n", sb.Isolation, sb.Filesystem, sb.Network, sb.Terminal)
+		fmt.Fprintf(&b, "Sandbox: %s\n", sb.Summary())
 	}
 	return out, b.String(), nil
 }

@@ -597,11 +597,7 @@ code (1 for 0) after.`,
 			fmt.Fprintf(out, "Running: %t\n", st.Running)
 			fmt.Fprintf(out, "Activity: %t\n", st.Activity != nil && *st.Activity)
 			if sb := st.Sandbox; sb != nil {
-				fmt.Fprintf(out, "Sandbox: isolation %s, filesystem %s, network %s, terminal %s", sb.Isolation, sb.Filesystem, sb.Network, sb.Terminal)
-				if sb.Downgrade != "" {
-					fmt.Fprintf(out, " (downgraded by --isolation auto: %s)", sb.Downgrade)
-				}
-				fmt.Fprintln(out)
+				fmt.Fprintf(out, "Sandbox: %s\n", sb.Summary())
 			}
 			if st.ExitCode != nil {
 				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
