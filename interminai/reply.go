@@ -223,6 +223,36 @@ type ReceiptData struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
+// Table is the receipts as `term receipts` and term mcp's text print
+// them: a line a constraint, its tier (or "unsupported"), then what
+// enforces it, or why not. A delivered receipt with a reason (a start
+// downgraded by --isolation auto) says why it is not os. The columns are
+// as wide as their widest value, so "unsupported" does not push its line
+// out of line with the rest.
+func (d ReceiptsData) Table() string {
+	type row struct{ constraint, word, rest string }
+	rows := make([]row, 0, len(d.Receipts))
+	wc, ww := 0, 0
+	for _, r := range d.Receipts {
+		x := row{r.Constraint, r.Status, r.Reason}
+		switch {
+		case r.Tier != "" && r.Reason != "":
+			x.word, x.rest = r.Tier, r.Mechanism+" ("+r.Reason+")"
+		case r.Tier != "":
+			x.word, x.rest = r.Tier, r.Mechanism
+		}
+		wc, ww = max(wc, len(x.constraint)), max(ww, len(x.word))
+		rows = append(rows, x)
+	}
+	var b strings.Builder
+	for _, x := range rows {
+		line := fmt.Sprintf("%-*s  %-*s  %s", wc, x.constraint, ww, x.word, x.rest)
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // WaitExitData is WAIT's reply data in the seed's normal mode: the program
 // has exited.
 type WaitExitData struct {

@@ -189,3 +189,48 @@ func TestEncodeReplyCompactsData(t *testing.T) {
 		t.Fatalf("EncodeReply = %q", line)
 	}
 }
+
+// TestReceiptsTable: the table's columns line up whatever the widest word
+// is ("unsupported" is longer than "delivered"), a downgraded receipt
+// says why it is not os, and no line ends in spaces.
+func TestReceiptsTable(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []ReceiptData
+		want string
+	}{
+		{
+			name: "os and delivered",
+			in: []ReceiptData{
+				{Constraint: "filesystem", Status: "applied", Tier: "os", Mechanism: "mount-namespace"},
+				{Constraint: "seed", Status: "applied", Tier: "delivered"},
+			},
+			want: "filesystem  os         mount-namespace\n" +
+				"seed        delivered\n",
+		},
+		{
+			name: "unsupported is the widest word",
+			in: []ReceiptData{
+				{Constraint: "terminal", Status: "applied", Tier: "os", Mechanism: "sandbox-devpts-pty"},
+				{Constraint: "network", Status: "unsupported", Reason: "no network namespace"},
+			},
+			want: "terminal  os           sandbox-devpts-pty\n" +
+				"network   unsupported  no network namespace\n",
+		},
+		{
+			name: "downgraded",
+			in: []ReceiptData{
+				{Constraint: "terminal", Status: "applied", Tier: "delivered", Mechanism: "host-pty", Reason: "isolation none"},
+			},
+			want: "terminal  delivered  host-pty (isolation none)\n",
+		},
+		{name: "none", want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (ReceiptsData{Receipts: tc.in}).Table(); got != tc.want {
+				t.Errorf("Table() =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -641,15 +641,7 @@ func (s *server) receipts(ctx context.Context, in sessionIn) (receiptsOut, strin
 	if err := callData(ctx, se, &interminai.Receipts{}, &rs); err != nil {
 		return receiptsOut{}, "", err
 	}
-	var b strings.Builder
-	for _, r := range rs.Receipts {
-		if r.Tier != "" {
-			fmt.Fprintf(&b, "%-10s  %-9s  %s\n", r.Constraint, r.Tier, r.Mechanism)
-		} else {
-			fmt.Fprintf(&b, "%-10s  %-9s  %s\n", r.Constraint, r.Status, r.Reason)
-		}
-	}
-	return receiptsOut{Receipts: tiers(rs), Details: rs.Receipts}, b.String(), nil
+	return receiptsOut{Receipts: tiers(rs), Details: rs.Receipts}, rs.Table(), nil
 }
 
 // tiers is {constraint: tier}, "unsupported" where none was applied.

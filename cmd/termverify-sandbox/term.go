@@ -807,18 +807,8 @@ why. --json prints the reply's data.`,
 				_, err = fmt.Fprintf(out, "%s\n", b)
 				return err
 			}
-			for _, r := range rs.Receipts {
-				switch {
-				case r.Tier != "" && r.Reason != "":
-					// Delivered, not enforced (a downgraded start): why.
-					fmt.Fprintf(out, "%-10s  %-9s  %s (%s)\n", r.Constraint, r.Tier, r.Mechanism, r.Reason)
-				case r.Tier != "":
-					fmt.Fprintf(out, "%-10s  %-9s  %s\n", r.Constraint, r.Tier, r.Mechanism)
-				default:
-					fmt.Fprintf(out, "%-10s  %-9s  %s\n", r.Constraint, r.Status, r.Reason)
-				}
-			}
-			return nil
+			_, err := io.WriteString(out, rs.Table())
+			return err
 		},
 	}
 	tc.flags(c)
