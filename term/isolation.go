@@ -147,8 +147,9 @@ func DowngradeWarning(reason string, cause error) string {
 // of a program that auto ran under isolation none: delivered, with the
 // reason, never os. The terminal is a real kernel pty of the requested
 // size (checked), but one of the host's devpts, not a sandbox's own:
-// delivered, as a value handed over, not a confinement.
-func (d *Daemon) downgradedReceipts(c receipts.Constraint) interminai.ReceiptData {
+// delivered, as a value handed over, not a confinement. a is what the
+// sandbox reports applied.
+func (d *Daemon) downgradedReceipts(c receipts.Constraint, a sandbox.Applied) interminai.ReceiptData {
 	why := "not enforced: isolation auto ran the program without the sandbox: " + d.downgrade
 	switch c {
 	case receipts.Filesystem:
@@ -158,7 +159,7 @@ func (d *Daemon) downgradedReceipts(c receipts.Constraint) interminai.ReceiptDat
 		return interminai.ReceiptData{Constraint: string(c), Status: string(receipts.Applied), Tier: string(receipts.Delivered),
 			Mechanism: "spawn-env " + receipts.EnvNetwork + "=deny", Reason: why}
 	}
-	if m, ok := d.box.Applied().Mechanism(sandbox.MechanismTerminalSize); !ok || !m.Applied {
+	if m, ok := a.Mechanism(sandbox.MechanismTerminalSize); !ok || !m.Applied {
 		return unsupported(c, "the terminal's size was not verified")
 	}
 	return interminai.ReceiptData{Constraint: string(c), Status: string(receipts.Applied), Tier: string(receipts.Delivered),

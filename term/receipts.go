@@ -18,7 +18,13 @@ func (d *Daemon) Receipts() (interminai.ReceiptsData, error) {
 	if d.box == nil {
 		return interminai.ReceiptsData{}, errors.New("the program did not start: there is no sandbox to report on")
 	}
-	a := d.box.Applied()
+	return d.receiptsOf(d.box.Applied()), nil
+}
+
+// receiptsOf is Receipts from a, what the sandbox reports applied: the
+// one step from mechanisms to tiers, apart so that it can be tested with
+// a mechanism that failed.
+func (d *Daemon) receiptsOf(a sandbox.Applied) interminai.ReceiptsData {
 	confined := func(c receipts.Constraint, conf sandbox.Confinement) interminai.ReceiptData {
 		if conf.Confined {
 			return interminai.ReceiptData{Constraint: string(c), Status: string(receipts.Applied), Tier: string(receipts.OS), Mechanism: strings.Join(conf.Checks, ",")}
@@ -53,11 +59,11 @@ func (d *Daemon) Receipts() (interminai.ReceiptsData, error) {
 		}
 		if d.isolation == sandbox.IsolationNone && (c == receipts.Terminal || c == receipts.Filesystem || c == receipts.Network) {
 			// auto ran it without the sandbox: delivered at most.
-			r = d.downgradedReceipts(c)
+			r = d.downgradedReceipts(c, a)
 		}
 		out.Receipts = append(out.Receipts, r)
 	}
-	return out, nil
+	return out
 }
 
 func unsupported(c receipts.Constraint, why string) interminai.ReceiptData {
