@@ -88,6 +88,10 @@ fi
 
 if [ "$ONLY" != gremlins ]; then
 	declare -A killed total equiv baseline
+	# problems: patches that did not apply or run, and mutants that
+	# survived though not marked equivalent. Any makes the script fail, so
+	# a list gone stale with the code cannot pass for a clean run.
+	problems=0
 	shopt -s nullglob
 	patches=(${MUTATE_PATCHES:-scripts/mutations/*.patch})
 	for f in "${patches[@]}"; do
@@ -111,11 +115,13 @@ if [ "$ONLY" != gremlins ]; then
 		fi
 		if [ "${baseline[$pkg $run]}" = fail ]; then
 			printf 'curated  %-50s NOT RUN (its tests fail without the mutation)\n' "$name" | tee -a "$summary"
+			problems=$((problems + 1))
 			continue
 		fi
 		copy "$scratch/cur"
 		if ! (cd "$scratch/cur" && git apply "$repo/$f"); then
 			printf 'curated  %-50s DOES NOT APPLY (update the patch)\n' "$name" | tee -a "$summary"
+			problems=$((problems + 1))
 			continue
 		fi
 		t0=$(date +%s)
@@ -134,7 +140,10 @@ if [ "$ONLY" != gremlins ]; then
 			res="$res (expected: $expect)"
 			equiv[$pkg]=$((${equiv[$pkg]:-0} + 1))
 			;;
-		*) total[$pkg]=$((${total[$pkg]:-0} + 1)) ;;
+		*)
+			total[$pkg]=$((${total[$pkg]:-0} + 1))
+			case "$res" in KILLED) ;; *) problems=$((problems + 1)) ;; esac
+			;;
 		esac
 		printf 'curated  %-50s %s  (%ds)\n' "$name" "$res" $(($(date +%s) - t0)) | tee -a "$summary"
 		case "$res" in
@@ -151,6 +160,10 @@ fi
 echo
 echo "== summary ($(($(date +%s) - start)) s)"
 sort -s -k1,1 "$summary"
+if [ "${problems:-0}" -gt 0 ]; then
+	echo "curated: $problems patch(es) did not apply, did not run, or survived unexpectedly" >&2
+	return 1
+fi
 }
 
 main "$@"
