@@ -174,9 +174,14 @@ type Cursor struct {
 // StatusData is STATUS's reply data. ExitCode is present once the program
 // has exited; Activity only in activity mode, as the seed shows.
 type StatusData struct {
-	Running  bool  `json:"running"`
-	ExitCode *int  `json:"exit_code,omitempty"`
-	Activity *bool `json:"activity,omitempty"`
+	Running  bool `json:"running"`
+	ExitCode *int `json:"exit_code,omitempty"`
+	// ExitUnobserved (ours), beside an exit code, says why the program's
+	// end was not observed (its sandbox's init died without reporting
+	// it): the code is then a stand-in (128 + the init's fatal signal),
+	// not the program's own status.
+	ExitUnobserved string `json:"exit_unobserved,omitempty"`
+	Activity       *bool  `json:"activity,omitempty"`
 	// Sandbox (ours) says how the program is sandboxed: the enforcement
 	// tier of its filesystem, network and terminal ("os", "delivered"),
 	// as RECEIPTS gives them. Absent where the program never started.
@@ -257,6 +262,8 @@ func (d ReceiptsData) Table() string {
 // has exited.
 type WaitExitData struct {
 	ExitCode int `json:"exit_code"`
+	// ExitUnobserved (ours): as StatusData's.
+	ExitUnobserved string `json:"exit_unobserved,omitempty"`
 }
 
 // WaitActivityData is WAIT's reply data in activity mode.

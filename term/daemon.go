@@ -157,6 +157,11 @@ type Status struct {
 	Running  bool
 	ExitCode int  // valid when !Running
 	Activity bool // output since the last look; reported and cleared only when asked
+	// Unobserved says, once the program has ended, why its end was not
+	// observed (the sandbox's init died without reporting it, or the
+	// wait failed): ExitCode is then a stand-in, not the program's
+	// status. "" when the end was observed.
+	Unobserved string
 }
 
 // Start starts cfg's program in an os-tier sandbox on a terminal of the
@@ -506,11 +511,28 @@ func (d *Daemon) ExitCode() (code int, ok bool) {
 	return d.status, true
 }
 
+// unobserved says why the program's end, which has happened, was not
+// observed: the sandbox's init died without reporting it (not killed by
+// us: Kill's own end is known), or the sandbox's wait failed. "" when the
+// exit is the program's.
+func (d *Daemon) unobserved() string {
+	switch {
+	case d.exitErr != nil:
+		return d.exitErr.Error()
+	case d.exit.InitLost && !d.exit.Killed:
+		return "the sandbox's init ended without reporting it"
+	}
+	return ""
+}
+
 // Status reports whether the program runs and how it ended; with
 // activity it also reports, and clears, the activity flag.
 func (d *Daemon) Status(activity bool) Status {
 	code, ended := d.ExitCode()
 	s := Status{Running: !ended, ExitCode: code}
+	if ended {
+		s.Unobserved = d.unobserved()
+	}
 	if activity {
 		d.mu.Lock()
 		s.Activity, d.activity = d.activity, false

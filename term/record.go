@@ -551,11 +551,7 @@ func (r *recorder) exited(killed bool) {
 	}
 	// An init that died without reporting (not killed by us) leaves an
 	// exit the sandbox made up: not observed, as run --pty records it.
-	if lost := d.exit.InitLost && !d.exit.Killed; d.exitErr != nil || lost {
-		why := "the sandbox's init ended without reporting it"
-		if d.exitErr != nil {
-			why = d.exitErr.Error()
-		}
+	if why := d.unobserved(); why != "" {
 		details := canon.ObjectValue(canon.M("failure", canon.StringValue("exit-unknown")))
 		r.write(func(w *transcript.Writer) error {
 			return w.Fail(transcript.Failure{Code: transcript.CodeAdapterRuntimeFailed, Details: &details,

@@ -34,6 +34,7 @@ func (d *Daemon) Do(ctx context.Context, req interminai.Request) (any, error) {
 		out := interminai.StatusData{Running: st.Running, Sandbox: d.sandboxStatus()}
 		if !st.Running {
 			out.ExitCode = &st.ExitCode
+			out.ExitUnobserved = st.Unobserved
 		}
 		if req.Activity {
 			out.Activity = &st.Activity
@@ -92,7 +93,7 @@ func (d *Daemon) waitRequest(ctx context.Context, req *interminai.Wait) (any, er
 	if req.Activity {
 		return interminai.WaitActivityData{Activity: st.Activity, Exited: !st.Running}, nil
 	}
-	return interminai.WaitExitData{ExitCode: st.ExitCode}, nil
+	return interminai.WaitExitData{ExitCode: st.ExitCode, ExitUnobserved: st.Unobserved}, nil
 }
 
 // SettledData and ContainsData are the reply data of our own WAIT modes

@@ -515,12 +515,13 @@ type sessionIn struct {
 }
 
 type statusOut struct {
-	Session  string                  `json:"session"`
-	Running  bool                    `json:"running"`
-	ExitCode *int                    `json:"exit_code,omitempty"`
-	Sandbox  *interminai.SandboxData `json:"sandbox,omitempty"`
-	Command  []string                `json:"command,omitempty"`
-	Socket   string                  `json:"socket,omitempty" jsonschema:"for an attached session, its daemon's socket"`
+	Session    string                  `json:"session"`
+	Running    bool                    `json:"running"`
+	ExitCode   *int                    `json:"exit_code,omitempty"`
+	Unobserved string                  `json:"exit_unobserved,omitempty" jsonschema:"why the program's end was not observed (its sandbox's init died without reporting it): exit_code is then a stand-in"`
+	Sandbox    *interminai.SandboxData `json:"sandbox,omitempty"`
+	Command    []string                `json:"command,omitempty"`
+	Socket     string                  `json:"socket,omitempty" jsonschema:"for an attached session, its daemon's socket"`
 }
 
 func (s *server) status(ctx context.Context, in sessionIn) (statusOut, string, error) {
@@ -532,11 +533,14 @@ func (s *server) status(ctx context.Context, in sessionIn) (statusOut, string, e
 	if err := callData(ctx, se, &interminai.Status{}, &st); err != nil {
 		return statusOut{}, "", err
 	}
-	out := statusOut{Session: se.id, Running: st.Running, ExitCode: st.ExitCode, Sandbox: st.Sandbox, Command: se.command, Socket: se.socket}
+	out := statusOut{Session: se.id, Running: st.Running, ExitCode: st.ExitCode, Unobserved: st.ExitUnobserved, Sandbox: st.Sandbox, Command: se.command, Socket: se.socket}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Running: %t\n", st.Running)
 	if st.ExitCode != nil {
 		fmt.Fprintf(&b, "Exit code: %d\n", *st.ExitCode)
+		if st.ExitUnobserved != "" {
+			fmt.Fprintf(&b, "Exit unobserved: %s (%d is not the program's status)\n", st.ExitUnobserved, *st.ExitCode)
+		}
 	}
 	if sb := st.Sandbox; sb != nil {
 		fmt.Fprintf(&b, "Sandbox: %s\n", sb.Summary())

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termverify/termverify-sandbox/interminai"
+	"github.com/termverify/termverify-sandbox/internal/termsafe"
 	"github.com/termverify/termverify-sandbox/netpolicy"
 	"github.com/termverify/termverify-sandbox/term"
 	"github.com/termverify/termverify-sandbox/vt"
@@ -576,7 +577,9 @@ func newTermStatusCmd() *cobra.Command {
 		Long: `status prints "Running: true|false", "Activity: true|false" (output
 since the last look; reading clears it), "Sandbox: ..." (the isolation and
 the tiers of the filesystem, network and terminal, as receipts gives them)
-and, once the program has ended, "Exit code: N". With --quiet it prints
+and, once the program has ended, "Exit code: N" (followed by "Exit
+unobserved: WHY" when the sandbox's init died without reporting the
+program's end, so that N is a stand-in). With --quiet it prints
 nothing and exits 0 while the program runs, and with the program's exit
 code (1 for 0) after.`,
 		Args: cobra.NoArgs,
@@ -601,6 +604,9 @@ code (1 for 0) after.`,
 			}
 			if st.ExitCode != nil {
 				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
+				if st.ExitUnobserved != "" {
+					fmt.Fprintf(out, "Exit unobserved: %s (%d is not the program's status)\n", termsafe.String(st.ExitUnobserved), *st.ExitCode)
+				}
 			}
 			return nil
 		},
@@ -655,6 +661,9 @@ of them (then it fails). Other clients are served meanwhile.`,
 				var st interminai.WaitExitData
 				if err = tc.data(context.Background(), req, &st); err == nil {
 					fmt.Fprintf(out, "%d\n", st.ExitCode)
+					if st.ExitUnobserved != "" {
+						fmt.Fprintf(cmd.ErrOrStderr(), "Warning: the program's end was not observed (%s): %d is not its status\n", termsafe.String(st.ExitUnobserved), st.ExitCode)
+					}
 				}
 			default:
 				var st interminai.WaitActivityData

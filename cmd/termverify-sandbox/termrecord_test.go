@@ -233,7 +233,14 @@ func TestTermRecord(t *testing.T) {
 		if err := unix.Kill(init, unix.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		h.run("wait", "--socket", d.socket, "--quiet")
+		// The clients say the exit code is a stand-in, never the
+		// program's status.
+		if _, errOut, _ := h.run("wait", "--socket", d.socket, "--quiet"); !strings.Contains(errOut, "the program's end was not observed") {
+			t.Errorf("wait --quiet after the init was killed: stderr %q, want the unobserved warning", errOut)
+		}
+		if out := h.mustRun("status", "--socket", d.socket); !strings.Contains(out, "Exit unobserved: the sandbox's init ended without reporting it") {
+			t.Errorf("status after the init was killed:\n%s\nwant an Exit unobserved line", out)
+		}
 		h.mustRun("stop", "--socket", d.socket)
 		waitGone(t, d.pid)
 		validateOK(t, bin, src)
