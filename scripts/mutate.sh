@@ -166,5 +166,6 @@ if [ "${problems:-0}" -gt 0 ]; then
 fi
 }
 
-main "$@"
-exit
+# One line: bash reads a line whole before running it, so the exit is read
+# with the call and nothing after it is read from a file edited meanwhile.
+main "$@"; exit
