@@ -34,7 +34,7 @@ repo=$(pwd)
 GO=${GO:-go}
 GREMLINS=github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 # transcript last: its tests are the slowest by far (see docs/TESTING.md).
-PKGS=${MUTATE_PKGS:-"receipts config internal/termsafe control compare ptyinput internal/canon batch vt transcript"}
+PKGS=${MUTATE_PKGS:-"receipts config internal/termsafe control compare ptyinput internal/canon batch vt interminai asciicast ptyrecord transcript"}
 WORKERS=${MUTATE_WORKERS:-2}
 TIMEOUT=${MUTATE_TIMEOUT:-4}
 ONLY=${MUTATE_ONLY:-}
