@@ -191,8 +191,8 @@ func TestBatchInterrupt(t *testing.T) {
 	sandboxtest.CheckNoLeaks(t, state, marker)
 	dir := batchDir(t, root,
 		entryLine("ok0", "./echo-subject"),
-		entryLine("hang1", "./echo-subject", "hang", marker),
-		entryLine("hang2", "./echo-subject", "hang", marker),
+		entryLine("hang1", "./echo-subject", "hang", marker+"-hang1"),
+		entryLine("hang2", "./echo-subject", "hang", marker+"-hang2"),
 		entryLine("ok3", "./echo-subject"),
 		entryLine("ok4", "./echo-subject"))
 	cmd := exec.Command(bin, "batch", "m.jsonl", "--out", "out", "-j", "2", "--state-dir", state,
@@ -203,7 +203,10 @@ func TestBatchInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for ok0's transcript and two sandboxes (hang1, hang2) running.
+	// Wait for ok0's transcript and both hanging subjects running. Each
+	// has a marker of its own: ok0's transcript is committed while its
+	// sandbox is still torn down, so two sandbox entries and two
+	// processes of one marker can be ok0's and hang1's alone.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		n := 0
@@ -214,7 +217,7 @@ func TestBatchInterrupt(t *testing.T) {
 			}
 		}
 		_, err := os.Stat(filepath.Join(dir, "out", "ok0.jsonl"))
-		if err == nil && n == 2 && len(sandboxtest.PidsMatching(marker)) >= 2 {
+		if err == nil && n == 2 && len(sandboxtest.PidsMatching(marker+"-hang1")) > 0 && len(sandboxtest.PidsMatching(marker+"-hang2")) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
