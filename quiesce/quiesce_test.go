@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -231,7 +232,7 @@ func TestParseSyscall(t *testing.T) {
 	}
 	for _, c := range cases {
 		call, running := parseSyscall(c.in)
-		if running != c.running || !equalU64(call, c.call) {
+		if running != c.running || !slices.Equal(call, c.call) {
 			t.Errorf("parseSyscall(%q) = %v %v, want %v %v", c.in, call, running, c.call, c.running)
 		}
 	}
@@ -241,16 +242,4 @@ func TestParseSyscall(t *testing.T) {
 	if got := msTimeout(50); got != 50*time.Millisecond {
 		t.Errorf("poll timeout 50 read as %v", got)
 	}
-}
-
-func equalU64(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/termverify/termverify-sandbox/compare"
@@ -351,7 +352,7 @@ func ptyScreen(emu *vt.Terminal, o transcript.Observation, prev []lineView) *scr
 	case o.Frame == nil:
 		sv.Note = "this observation has no frame: the screen shown is the recorded output's"
 		sv.Lines = styledScreen(emu, cur)
-	case equalLines(emu.Lines(), o.Frame.Lines):
+	case slices.Equal(emu.Lines(), o.Frame.Lines):
 		sv.Styled = true
 		sv.Lines = styledScreen(emu, cur)
 	default:
@@ -361,16 +362,4 @@ func ptyScreen(emu *vt.Terminal, o transcript.Observation, prev []lineView) *scr
 	}
 	sv.Changed = markChanged(sv.Lines, prev)
 	return sv
-}
-
-func equalLines(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
