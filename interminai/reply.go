@@ -211,6 +211,21 @@ func (s SandboxData) Summary() string {
 	return line
 }
 
+// ExitLines are the program's end as `term status` and term mcp's text
+// print it: "Exit code: N", and "Exit unobserved: WHY" when N is a
+// stand-in; "" while the program runs. The reason is printed as given;
+// a caller that prints it to a terminal escapes it.
+func (s StatusData) ExitLines() string {
+	if s.ExitCode == nil {
+		return ""
+	}
+	line := fmt.Sprintf("Exit code: %d\n", *s.ExitCode)
+	if s.ExitUnobserved != "" {
+		line += fmt.Sprintf("Exit unobserved: %s (%d is not the program's status)\n", s.ExitUnobserved, *s.ExitCode)
+	}
+	return line
+}
+
 // ReceiptsData is RECEIPTS' reply data (ours): one receipt for each of
 // the seven constraints, in the transcript receipts' order and words.
 type ReceiptsData struct {

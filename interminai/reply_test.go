@@ -234,3 +234,26 @@ func TestReceiptsTable(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusExitLines: nothing while the program runs, the exit code once
+// it ended, and a stand-in code said to be one.
+func TestStatusExitLines(t *testing.T) {
+	code := 137
+	cases := []struct {
+		name string
+		in   StatusData
+		want string
+	}{
+		{"running", StatusData{Running: true}, ""},
+		{"exited", StatusData{ExitCode: &code}, "Exit code: 137\n"},
+		{"unobserved", StatusData{ExitCode: &code, ExitUnobserved: "the sandbox's init ended without reporting it"},
+			"Exit code: 137\nExit unobserved: the sandbox's init ended without reporting it (137 is not the program's status)\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.ExitLines(); got != tc.want {
+				t.Errorf("ExitLines() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -536,12 +536,7 @@ func (s *server) status(ctx context.Context, in sessionIn) (statusOut, string, e
 	out := statusOut{Session: se.id, Running: st.Running, ExitCode: st.ExitCode, Unobserved: st.ExitUnobserved, Sandbox: st.Sandbox, Command: se.command, Socket: se.socket}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Running: %t\n", st.Running)
-	if st.ExitCode != nil {
-		fmt.Fprintf(&b, "Exit code: %d\n", *st.ExitCode)
-		if st.ExitUnobserved != "" {
-			fmt.Fprintf(&b, "Exit unobserved: %s (%d is not the program's status)\n", st.ExitUnobserved, *st.ExitCode)
-		}
-	}
+	b.WriteString(st.ExitLines())
 	if sb := st.Sandbox; sb != nil {
 		fmt.Fprintf(&b, "Sandbox: %s\n", sb.Summary())
 	}

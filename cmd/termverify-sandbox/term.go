@@ -602,13 +602,9 @@ code (1 for 0) after.`,
 			if sb := st.Sandbox; sb != nil {
 				fmt.Fprintf(out, "Sandbox: %s\n", sb.Summary())
 			}
-			if st.ExitCode != nil {
-				fmt.Fprintf(out, "Exit code: %d\n", *st.ExitCode)
-				if st.ExitUnobserved != "" {
-					fmt.Fprintf(out, "Exit unobserved: %s (%d is not the program's status)\n", termsafe.String(st.ExitUnobserved), *st.ExitCode)
-				}
-			}
-			return nil
+			st.ExitUnobserved = termsafe.String(st.ExitUnobserved)
+			_, err := io.WriteString(out, st.ExitLines())
+			return err
 		},
 	}
 	tc.flags(c)
