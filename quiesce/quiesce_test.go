@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/termverify/termverify-sandbox/internal/ptytest"
 )
 
@@ -19,9 +21,13 @@ type term struct {
 	t             testing.TB
 	master, slave *os.File
 	cmd           *exec.Cmd
-	mu            sync.Mutex
-	out           bytes.Buffer
-	judge         *Judge
+	// mu is held by the reader from a read of the master until the
+	// bytes are in out, as the daemon's readMu is: when the Judge has
+	// found the master drained, output (which takes mu) waits for a
+	// read in flight instead of missing its bytes.
+	mu    sync.Mutex
+	out   bytes.Buffer
+	judge *Judge
 }
 
 // startTerm runs argv as the session leader of a new terminal.
@@ -30,15 +36,36 @@ func startTerm(t testing.TB, argv ...string) *term {
 	m, s := ptytest.Open(t, 80, 24)
 	cmd := ptytest.Start(t, s, ptytest.Env(t), argv...)
 	tm := &term{t: t, master: m, slave: s, cmd: cmd}
+	// os.File.Fd puts the master in blocking mode: the reader reads
+	// only when a poll said it is readable (it is the only reader), and
+	// polls with a timeout, so that it sees stop before the master is
+	// closed (this cleanup runs before ptytest.Open's).
+	fd := int(m.Fd())
+	stop, done := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
 	go func() {
+		defer close(done)
 		buf := make([]byte, 4096)
 		for {
-			n, err := m.Read(buf)
-			tm.mu.Lock()
-			tm.out.Write(buf[:n])
-			tm.mu.Unlock()
-			if err != nil {
+			select {
+			case <-stop:
 				return
+			default:
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(pfd, 50); err == unix.EINTR || (err == nil && n == 0) {
+				continue
+			} else if err != nil {
+				return
+			}
+			tm.mu.Lock()
+			n, err := unix.Read(fd, buf)
+			if n > 0 {
+				tm.out.Write(buf[:n])
+			}
+			tm.mu.Unlock()
+			if err != nil && err != unix.EINTR || n == 0 && err == nil {
+				return // EIO: every slave is closed
 			}
 		}
 	}()
