@@ -108,6 +108,17 @@ type Config struct {
 	// the sandbox, before it starts: the fixed words STATUS says, and the
 	// namespace trial's error.
 	OnDowngrade func(reason string, cause error)
+
+	hooks hooks // this package's test seams
+}
+
+// hooks are the test seams of a daemon, each nil outside this package's
+// tests.
+type hooks struct {
+	// afterRead runs in the reader with readMu held, after a read of the
+	// master and before the emulator has its bytes: the point at which
+	// the master is drained and the screen is not yet up to date.
+	afterRead func(b []byte)
 }
 
 // Daemon is one program in a sandbox on an emulated terminal. Its methods
@@ -121,6 +132,7 @@ type Daemon struct {
 	rec     *recorder        // Config.Transcript; nil without one
 	raw     syscall.RawConn  // the console's, for the reader
 	readMu  sync.Mutex       // held by the reader from a read to the emulator's having it
+	hooks   hooks            // Config.hooks
 	// isolation is the backend the program runs under; downgrade says
 	// why it is none (auto found the os tier unavailable), and dir is
 	// its working directory (isolation.go).
@@ -209,6 +221,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		isolation:   iso,
 		downgrade:   downgrade,
 		dir:         spec.Root,
+		hooks:       cfg.hooks,
 	}
 	if cfg.PTYDump != "" {
 		if d.dump, err = openDump(cfg.PTYDump, spec.Limits.FileBytes); err != nil {
@@ -376,6 +389,9 @@ func (d *Daemon) read() {
 			case err == unix.EINTR:
 				return true
 			case n > 0:
+				if d.hooks.afterRead != nil {
+					d.hooks.afterRead(buf[:n])
+				}
 				d.dump.write(buf[:n])
 				d.show(buf[:n])
 			case err != nil:

@@ -117,11 +117,16 @@ func (d *Daemon) Settle(ctx context.Context) (Status, error) {
 		case !ok:
 			<-d.exited // the terminal closed: the program has ended
 			continue
-		case v.Quiet:
+		case v.Quiet && d.drained():
 			return d.Status(false), nil
 		}
 		wait := pause
-		if v.RetryAfter > 0 {
+		if v.Quiet {
+			// Quiet, but the screen is not up to date yet (a read in
+			// flight, output since) or a reply waits to be taken: look
+			// again at the next output, or soon.
+			wait = settleFirst
+		} else if v.RetryAfter > 0 {
 			wait = v.RetryAfter
 		}
 		pause = min(pause*2, settleBackoff)
@@ -137,6 +142,18 @@ func (d *Daemon) Settle(ctx context.Context) (Status, error) {
 		}
 		t.Stop()
 	}
+}
+
+// drained reports whether a quiet verdict may stand: the screen has all
+// the program wrote (nothing unread on the master, and no read of it in
+// flight, which readMu covers until the emulator has its bytes) and no
+// reply to a query waits to be taken. The Judge sees only the kernel: it
+// finds the master drained once the reader has read it, before the
+// emulator has what was read, and a settled wait's screen came from there.
+func (d *Daemon) drained() bool {
+	d.readMu.Lock()
+	defer d.readMu.Unlock()
+	return !d.masterReadable() && !d.repliesOwed()
 }
 
 // WaitText blocks until the screen shows text (on 1-based screen line
