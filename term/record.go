@@ -439,7 +439,7 @@ func (r *recorder) snapshot(quiet bool) bool {
 	defer r.wmu.Unlock()
 	d.readMu.Lock()
 	defer d.readMu.Unlock()
-	if quiet && (d.masterReadable() || d.repliesOwed()) {
+	if quiet && !d.caughtUp() {
 		return false
 	}
 	d.mu.Lock()

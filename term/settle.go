@@ -145,14 +145,20 @@ func (d *Daemon) Settle(ctx context.Context) (Status, error) {
 }
 
 // drained reports whether a quiet verdict may stand: the screen has all
-// the program wrote (nothing unread on the master, and no read of it in
-// flight, which readMu covers until the emulator has its bytes) and no
-// reply to a query waits to be taken. The Judge sees only the kernel: it
-// finds the master drained once the reader has read it, before the
-// emulator has what was read, and a settled wait's screen came from there.
+// the program wrote and no reply to a query waits to be taken (caughtUp,
+// under readMu). The Judge sees only the kernel: it finds the master
+// drained once the reader has read it, before the emulator has what was
+// read, and a settled wait's screen came from there.
 func (d *Daemon) drained() bool {
 	d.readMu.Lock()
 	defer d.readMu.Unlock()
+	return d.caughtUp()
+}
+
+// caughtUp reports, with readMu held (so that no read of the master is
+// in flight), whether nothing waits unread on the master and no reply is
+// owed to the program: the emulator is up to date with the terminal.
+func (d *Daemon) caughtUp() bool {
 	return !d.masterReadable() && !d.repliesOwed()
 }
 
